@@ -1,0 +1,1 @@
+"""Benchmarks: task suites, the harness, and pytest-benchmark performance suites."""

@@ -1,0 +1,49 @@
+"""Shared fixtures: Prefect's test harness, a temporary workspace, and the scripted LLM backend."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_harness() -> Iterator[None]:
+    """Every test runs against one ephemeral Prefect API, with flow heartbeats off."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        yield
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh workspace; settings read from a clean EVOSKILL_* environment pointing at it."""
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("EVOSKILL_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("EVOSKILL_CONFIG", str(tmp_path / "absent.toml"))
+    monkeypatch.setenv("EVOSKILL_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("EVOSKILL_PREFECT_API", "ephemeral")
+    monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "60")
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def scripted(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[list[dict[str, Any]]], Path]:
+    """Point the LLM at a reply script: ``scripted([{"stage": "research", "content": {...}}, ...])``."""
+
+    def write(replies: list[dict[str, Any]]) -> Path:
+        path = workspace.parent / "script.json"
+        path.write_text(json.dumps({"replies": replies}))
+        monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "scripted")
+        monkeypatch.setenv("EVOSKILL_LLM_SCRIPT", str(path))
+        return path
+
+    return write

@@ -1,0 +1,1 @@
+"""Where flows and compiled skills run: Dask cluster specs and worker resources."""

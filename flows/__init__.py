@@ -1,0 +1,1 @@
+"""Prefect flows of evoskill and its command-line interface."""

@@ -1,0 +1,139 @@
+"""The ``evoskill`` command line.
+
+    evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--json]
+    evoskill llm serve|status|stop
+
+``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
+keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
+wall_s, ok, detail}], flow_run_id, code, error, trajectory_path``. Exit code: 0 when the
+question was answered, 1 when it was not, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+__all__ = ["main", "build_parser"]
+
+EXAMPLE = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evoskill",
+        description="A self-evolving scientific agent: answers questions by writing, running and debugging code.",
+        epilog="Settings come from EVOSKILL_* environment variables or evoskill.toml (see README).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    solve = sub.add_parser("solve", help="answer a question", description="Answer a scientific question with code.")
+    solve.add_argument("query", help=f'the question, with its answer format, e.g. "{EXAMPLE}"')
+    solve.add_argument("--backend", choices=["embedded", "openai", "scripted"], help="LLM backend (default: embedded)")
+    solve.add_argument("--model", help="model name for the backend")
+    solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
+    llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
+    return parser
+
+
+class _Progress:
+    """Prints stage events to stderr with the time since the command started."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __call__(self, stage: str, status: str, detail: str) -> None:
+        mark = {"start": "…", "done": "✓", "failed": "✗"}[status]
+        text = f"[{time.perf_counter() - self.t0:6.1f}s] {mark} {stage}" + (f": {detail[:160]}" if detail else "")
+        print(text, file=sys.stderr, flush=True)
+
+
+def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
+    print()
+    if result.success:
+        print(f"Answer: {result.formatted}")
+    else:
+        print(f"No answer: {result.error}")
+        if result.code:
+            print("\nLast code tried:\n" + result.code)
+    print(f"\n{'stage':<24}{'wall s':>8}  ok")
+    for stage in result.stages:
+        print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
+    print(f"\nLLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s")
+    print(f"Trajectory: {result.trajectory_path}")
+
+
+def _explain(error: ValidationError) -> str:
+    """One line per invalid setting, named as the user sets it."""
+    lines = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item["loc"])
+        lines.append(f"  EVOSKILL_{field.split('.')[0].upper()}: {item['msg']} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def _solve(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        print("evoskill solve: the question is empty", file=sys.stderr)
+        return 2
+    from flows.prefect_api import prefect_runtime
+    from flows.solve import solve
+    from tasks.settings import get_settings
+    from tasks.stage import add_listener
+
+    add_listener(_Progress())
+    try:
+        settings = get_settings(llm_backend=args.backend, llm_model=args.model)
+        with prefect_runtime(settings) as where:
+            print(f"Prefect API: {where}", file=sys.stderr)
+            result = solve(args.query, backend=args.backend, model=args.model)
+    except ValidationError as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
+        print(f"evoskill solve failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(result.model_dump_json())
+    else:
+        _print_human(result)
+    return 0 if result.success else 1
+
+
+def _llm(args: argparse.Namespace) -> int:
+    from tasks.llm import LLMError
+    from tasks.llm_server import ensure_server, server_status, stop_server
+    from tasks.settings import get_settings
+
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+        return 1
+    if args.action == "serve":
+        try:
+            state = ensure_server(settings)
+        except LLMError as exc:
+            print(f"evoskill llm serve failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"embedded LLM {state.model} serving at {state.base_url} (pid {state.pid}, log {state.log_path})")
+        return 0
+    if args.action == "status":
+        state = server_status(settings)
+        print(f"running: {state.model} at {state.base_url} (pid {state.pid})" if state else "not running")
+        return 0 if state else 1
+    print("stopped" if stop_server(settings) else "not running")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return _solve(args) if args.command == "solve" else _llm(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

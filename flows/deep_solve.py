@@ -1,0 +1,54 @@
+"""DeepSolver: research → execute once → parallel debug branches → output processor."""
+
+from __future__ import annotations
+
+from prefect import flow, unmapped
+from prefect.futures import PrefectFuture
+from pydantic import BaseModel, Field
+
+from tasks.code_agent import code_agent
+from tasks.debug import debug
+from tasks.llm import LLMClient
+from tasks.models import CodeAgentResult, DebugResult, FinalAnswer, ResearchResult, SolveRequest
+from tasks.output import output_processor
+from tasks.research import research
+from tasks.settings import Settings
+
+__all__ = ["DeepSolveOutcome", "deep_solve"]
+
+
+class DeepSolveOutcome(BaseModel):
+    research: ResearchResult
+    code_agent: CodeAgentResult
+    debug: list[DebugResult] = Field(default_factory=list)
+    answer: FinalAnswer
+
+
+def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
+    """A branch's result; a branch that crashed becomes a failed result, not a failed solve."""
+    state = future.wait() or future.state
+    if state.is_completed():
+        return future.result()
+    try:
+        future.result()
+    except Exception as exc:  # noqa: BLE001 - reported as the branch's error
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        error = f"branch ended {state.type.value}"
+    return DebugResult(stage=f"debug:{strategy}", strategy=strategy, error=error)
+
+
+@flow(name="deep-solve", flow_run_name="deep-solve", validate_parameters=False)
+def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
+    """Solve ``request`` from scratch with the four-agent DeepSolver."""
+    retries = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
+    researched = research.with_options(**retries)(request, llm)
+    first = code_agent(request, researched, settings)
+    branches: list[DebugResult] = []
+    if first.needs_debug:
+        futures = debug.with_options(**retries).map(
+            strategy=settings.debug_strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
+        )
+        branches = [_branch(s, f) for s, f in zip(settings.debug_strategies, futures)]
+    answer = output_processor(request, first, branches)
+    return DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)

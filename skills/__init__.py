@@ -1,0 +1,1 @@
+"""Learned skills and memory (documents, the maggma store, compilation to jobflow)."""

@@ -1,0 +1,84 @@
+"""Debug Agent: one task, parameterised by strategy, making a bounded number of fix attempts.
+
+Strategies:
+- ``diagnostic``: read the traceback, fix the cause in the existing script;
+- ``introspection``: the same, given facts probed from the installed packages (close
+  matches for missing names, real signatures);
+- ``research``: rewrite from scratch with another approach, given the probed API facts.
+"""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NONE
+
+from tasks.code_agent import judge_execution
+from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
+from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, Solution, SolveRequest
+from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
+from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.tools.introspect import introspection_notes
+from tasks.tools.packages import imported_packages
+from tasks.tools.sandbox import SandboxLimits, run_code
+
+__all__ = ["STRATEGY_GOALS", "debug"]
+
+STRATEGY_GOALS = {
+    "diagnostic": "Find the cause of the error from the traceback and fix it, changing only what is needed.",
+    "introspection": "Fix the script using the facts below, probed from the installed packages: use only names and signatures that exist.",
+    "research": "The approach below failed. Write a new script from scratch that takes a different route to the same answer.",
+}
+
+
+def _stderr_tail(stderr: str, lines: int = 15) -> str:
+    return "\n".join(stderr.strip().splitlines()[-lines:])
+
+
+def _prompt(strategy: str, request: SolveRequest, code: str, error: str, stderr: str, notes: list[str]) -> str:
+    parts = [f"Question: {request.query}", answer_instructions(request), f"Task: {STRATEGY_GOALS[strategy]}"]
+    if code and strategy != "research":
+        parts.append(f"Script:\n```python\n{code}\n```")
+    parts.append(f"Error: {error}")
+    if stderr and strategy != "research":
+        parts.append(f"stderr (end):\n{_stderr_tail(stderr)}")
+    if notes:
+        parts.append("Facts from the installed packages:\n- " + "\n- ".join(notes))
+    return "\n\n".join(parts)
+
+
+@task(name="debug", task_run_name="debug-{strategy}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLMClient) -> DebugResult:
+    """Repair the failed first execution with one strategy, up to ``debug_max_attempts`` times."""
+    stage = f"debug:{strategy}"
+    settings = llm.settings
+    limits = SandboxLimits.from_settings(settings)
+    watch = Stopwatch()
+    report(stage, "start")
+    code = first.solution.code if first.solution else ""
+    error = first.error or "the first execution failed"
+    stderr = first.execution.stderr if first.execution else ""
+    result = DebugResult(stage=stage, strategy=strategy, started_at=watch.started_at)
+    for attempt in range(1, settings.debug_max_attempts + 1):
+        notes = introspection_notes(code, error + "\n" + stderr, settings.run_root(), limits) if strategy != "diagnostic" and code else []
+        try:
+            reply = llm.structured(stage, f"You are a debugging agent. {SCRIPT_RULES}", _prompt(strategy, request, code, error, stderr, notes), CodeReply)
+        except (LLMSchemaError, LLMBudgetExceeded) as exc:
+            result.attempts.append(DebugAttempt(attempt=attempt, error=str(exc)))
+            if isinstance(exc, LLMBudgetExceeded):
+                break
+            continue
+        solution = Solution(code=reply.code, packages=sorted(set(reply.packages) | set(imported_packages(reply.code))))
+        execution = run_code(reply.code, settings.run_root(), limits, f"{request.run_name}-{strategy}-{attempt}")
+        problem = judge_execution(execution, request)
+        result.attempts.append(DebugAttempt(attempt=attempt, solution=solution, execution=execution, error=problem))
+        report(stage, "done" if problem is None else "start", f"attempt {attempt}: " + (problem or f"answer {execution.answer!r}"))
+        if problem is None:
+            result.success = True
+            break
+        code, error, stderr = reply.code, problem, execution.stderr
+    result.wall_s = watch.elapsed()
+    result.llm_calls = llm.calls_for(stage)
+    if not result.success:
+        result.error = result.attempts[-1].error if result.attempts else "no attempt was made"
+        report(stage, "failed", result.error or "")
+    return result

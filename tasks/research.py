@@ -1,0 +1,62 @@
+"""Solution Researcher: writes a first complete script for the query."""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, Field
+
+from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
+from tasks.models import ResearchResult, Solution, SolveRequest
+from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.tools.packages import imported_packages
+
+__all__ = ["CodeReply", "SCRIPT_RULES", "research", "answer_instructions"]
+
+SCRIPT_RULES = (
+    "Write one complete, self-contained Python 3 script that uses the installed scientific packages "
+    "(e.g. pymatgen, ASE, RDKit, numpy). It runs non-interactively with no network. "
+    "It must end by printing the final answer as JSON with print(json.dumps(answer)) as its last output line."
+)
+
+
+class CodeReply(BaseModel):
+    """What a code-writing stage returns."""
+
+    packages: list[str] = Field(default_factory=list, description="Top-level packages the script imports.")
+    code: str = Field(description="The complete Python script.")
+
+
+def answer_instructions(request: SolveRequest) -> str:
+    """The answer format the script must print, as read from the query."""
+    spec = request.spec
+    parts = [f"type {spec.output_type}" if spec.output_type != "any" else "the value asked for"]
+    if spec.unit:
+        parts.append(f"in {spec.unit}")
+    if spec.decimals is not None:
+        parts.append(f"rounded to {spec.decimals} decimal places")
+    return "The printed answer must be " + ", ".join(parts) + "."
+
+
+@task(name="research", task_run_name="research", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
+    """Write an initial solution (code + packages) for the query."""
+    watch = Stopwatch()
+    report("research", "start")
+    user = f"Question: {request.query}\n\n{answer_instructions(request)}"
+    try:
+        reply = llm.structured("research", f"You are a solution researcher. {SCRIPT_RULES}", user, CodeReply)
+    except (LLMSchemaError, LLMBudgetExceeded) as exc:
+        report("research", "failed", str(exc))
+        return ResearchResult(
+            stage="research", started_at=watch.started_at, wall_s=watch.elapsed(), llm_calls=llm.calls_for("research"), error=str(exc)
+        )
+    packages = sorted(set(reply.packages) | set(imported_packages(reply.code)))
+    report("research", "done", f"{len(reply.code.splitlines())} lines, packages {packages}")
+    return ResearchResult(
+        stage="research",
+        started_at=watch.started_at,
+        wall_s=watch.elapsed(),
+        llm_calls=llm.calls_for("research"),
+        solution=Solution(code=reply.code, packages=packages),
+    )

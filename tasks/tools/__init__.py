@@ -1,0 +1,1 @@
+"""Tools the agent stages use: the sandbox, package checks, introspection probes."""

@@ -1,0 +1,70 @@
+"""Which packages a script needs, which are missing, and a guarded installer."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import subprocess
+import sys
+
+from pydantic import BaseModel, Field
+
+from tasks.settings import Settings
+
+__all__ = ["InstallReport", "imported_packages", "missing_packages", "install_packages"]
+
+# Import names whose distribution on PyPI is named differently.
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow"}
+
+
+class InstallReport(BaseModel):
+    installed: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list, description="Not installed, with the reason.")
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def imported_packages(code: str) -> list[str]:
+    """Top-level non-stdlib modules that ``code`` imports (empty if it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return sorted(n for n in names if n not in sys.stdlib_module_names and n != "__future__")
+
+
+def missing_packages(modules: list[str]) -> list[str]:
+    """The modules among ``modules`` that cannot be imported here."""
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def install_packages(modules: list[str], settings: Settings) -> InstallReport:
+    """pip-install missing modules, only when enabled and only those on the allow-list."""
+    report = InstallReport()
+    allowed = {_normalise(a) for a in settings.install_allowlist}
+    for module in modules:
+        dist = _DISTRIBUTIONS.get(module, module)
+        if not settings.allow_install:
+            report.refused.append(f"{dist}: installing is disabled (EVOSKILL_ALLOW_INSTALL=false)")
+        elif _normalise(dist) not in allowed:
+            report.refused.append(f"{dist}: not on the install allow-list (EVOSKILL_INSTALL_ALLOWLIST)")
+        else:
+            proc = subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", dist],
+                capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            if proc.returncode == 0:
+                report.installed.append(dist)
+            else:
+                last = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
+                report.refused.append(f"{dist}: not installable ({last})")
+    return report

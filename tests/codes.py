@@ -1,0 +1,26 @@
+"""Scripts the scripted LLM 'writes' in tests: real ASE code, right and wrong."""
+
+N2_QUERY = (
+    "Calculate the atomization energy (unit: eV) of a nitrogen molecule using ASE's EMT calculator, "
+    "relaxing the molecule to fmax=0.01 eV/Å first. Return a positive float rounded to 4 decimal places."
+)
+N2_ANSWER = 9.9372
+
+N2_CODE = """import json
+from ase import Atoms
+from ase.build import molecule
+from ase.calculators.emt import EMT
+from ase.optimize import BFGS
+n2 = molecule("N2"); n2.calc = EMT()
+BFGS(n2, logfile=None).run(fmax=0.01)
+n = Atoms("N"); n.calc = EMT()
+print(json.dumps(round(2 * n.get_potential_energy() - n2.get_potential_energy(), 4)))
+"""
+
+# Misspelt import: fails with ImportError, as small models often do.
+N2_TYPO = N2_CODE.replace("from ase.build import molecule", "from ase.build import molecul")
+
+# Runs but answers something else.
+WRONG_ANSWER = "import json\nprint(json.dumps(1.2345))\n"
+
+CRASH = "raise ValueError('scripted failure')\n"

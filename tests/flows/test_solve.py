@@ -1,0 +1,137 @@
+"""The solve pipeline end to end with the scripted LLM: real Prefect flows, real sandbox, real ASE."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.solve import solve
+from tests.codes import CRASH, N2_ANSWER, N2_CODE, N2_QUERY, N2_TYPO, WRONG_ANSWER
+
+
+def code(stage, source, **extra):
+    return {"stage": stage, "content": {"packages": ["ase"], "code": source}, **extra}
+
+
+def stage_names(result):
+    return [s.name for s in result.stages]
+
+
+def test_first_try_success(scripted):
+    scripted([code("research", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert result.success and result.answer == N2_ANSWER and result.formatted == "9.9372 eV"
+    assert stage_names(result) == ["research", "code-agent", "output-processor"]
+    assert result.llm_calls == 1 and result.tokens > 0 and result.path == "deep"
+    assert result.code == N2_CODE and result.flow_run_id
+
+
+def test_three_debug_branches_overlap_and_the_agreeing_pair_wins(scripted):
+    scripted(
+        [
+            code("research", N2_TYPO),
+            code("debug:diagnostic", WRONG_ANSWER, delay_s=1.0),
+            code("debug:introspection", N2_CODE, delay_s=1.0),
+            code("debug:research", N2_CODE, delay_s=1.0),
+        ]
+    )
+    result = solve(N2_QUERY)
+    trajectory = json.loads(Path(result.trajectory_path).read_text())
+    branches = trajectory["debug"]
+    assert [b["strategy"] for b in branches] == ["diagnostic", "introspection", "research"]
+    assert all(b["success"] for b in branches)
+    starts = [b["started_at"] for b in branches]
+    ends = [b["started_at"] + b["wall_s"] for b in branches]
+    assert max(starts) < min(ends), "debug branches did not run concurrently"
+    # The first branch in pipeline order answers 1.2345, but two branches agree on the right value.
+    assert result.success and result.answer == N2_ANSWER
+    assert trajectory["answer"]["agreeing_sources"] == ["debug:introspection", "debug:research"]
+    assert stage_names(result) == ["research", "code-agent", "debug:diagnostic", "debug:introspection", "debug:research", "output-processor"]
+
+
+def test_introspection_branch_sees_probed_facts(scripted):
+    path = scripted([code("research", N2_TYPO)] + [code(f"debug:{s}", N2_CODE) for s in ("diagnostic", "introspection", "research")])
+    solve(N2_QUERY)
+    received = [json.loads(line) for line in path.with_suffix(".received.jsonl").read_text().splitlines()]
+    prompts = {r["stage"]: r["messages"][-1]["content"] for r in received}
+    assert "close matches: ['molecule'" in prompts["debug:introspection"]
+    assert "close matches" not in prompts["debug:diagnostic"] and "molecul" in prompts["debug:diagnostic"]
+    # The research strategy starts over: it is not shown the failed script.
+    assert "```python" not in prompts["debug:research"] and "```python" in prompts["debug:diagnostic"]
+
+
+def test_all_branches_fail_honestly_with_each_last_error(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "2")
+    replies = [code("research", CRASH)]
+    for strategy in ("diagnostic", "introspection", "research"):
+        replies += [code(f"debug:{strategy}", CRASH), code(f"debug:{strategy}", "print('no json')\n")]
+    scripted(replies)
+    result = solve(N2_QUERY)
+    assert not result.success and result.answer is None
+    for source in ("code-agent", "debug:diagnostic", "debug:introspection", "debug:research"):
+        assert source in result.error
+    assert result.error.count("not a JSON answer") == 3 and "ValueError: scripted failure" in result.error
+    assert result.code == "print('no json')\n"
+
+
+def test_schema_violating_research_reply_is_retried_then_reported(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_LLM_SCHEMA_RETRIES", "1")
+    scripted(
+        [
+            {"stage": "research", "content": {"packages": ["ase"]}},
+            {"stage": "research", "text": "I think the answer is 9.9"},
+        ]
+        + [code(f"debug:{s}", N2_CODE) for s in ("diagnostic", "introspection", "research")]
+    )
+    result = solve(N2_QUERY)
+    research = result.stages[0]
+    assert research.name == "research" and not research.ok
+    assert "stage research" in research.detail and "CodeReply after 2 tries" in research.detail
+    # The debug agents still get their chance, and they succeed.
+    assert result.success and result.answer == N2_ANSWER
+
+
+def test_transient_llm_error_is_retried_by_prefect(scripted):
+    scripted([{"stage": "research", "error": "transient"}, code("research", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert result.success and result.answer == N2_ANSWER
+    assert result.llm_calls == 2
+
+
+def test_unreachable_llm_fails_with_a_clear_message(scripted):
+    scripted([{"stage": "research", "error": "unavailable"}])
+    result = solve(N2_QUERY)
+    assert not result.success and "cannot reach the LLM endpoint at scripted://" in result.error
+
+
+def test_endless_generated_code_is_killed(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "2")
+    monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["diagnostic"]')
+    monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
+    scripted([code("research", "while True:\n    pass\n"), code("debug:diagnostic", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert "wall-clock limit" in result.stages[1].detail
+    assert result.success and result.answer == N2_ANSWER
+
+
+def test_trajectory_records_every_stage_and_call(scripted):
+    scripted([code("research", N2_TYPO)] + [code(f"debug:{s}", N2_CODE) for s in ("diagnostic", "introspection", "research")])
+    result = solve(N2_QUERY)
+    trajectory = json.loads(Path(result.trajectory_path).read_text())
+    assert trajectory["result"]["flow_run_id"] == result.flow_run_id
+    assert sorted(c["stage"] for c in trajectory["llm_calls"]) == ["debug:diagnostic", "debug:introspection", "debug:research", "research"]
+    assert "molecul" in trajectory["code_agent"]["error"]
+
+
+def test_budget_stops_the_solve(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_MAX_LLM_CALLS", "1")
+    scripted([code("research", CRASH)])
+    result = solve(N2_QUERY)
+    assert not result.success and "call budget spent" in result.error
+    assert result.llm_calls == 1
+
+
+def test_empty_query_is_rejected(scripted):
+    scripted([])
+    with pytest.raises(ValueError, match="empty"):
+        solve("   ")
