@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.models import ResearchResult, Solution, SolveRequest
 from tasks.stage import Stopwatch, report, retry_on_transient
-from tasks.tools.packages import imported_packages
+from tasks.tools.packages import imported_packages, module_names
 
 __all__ = ["CodeReply", "SCRIPT_RULES", "research", "answer_instructions"]
 
@@ -51,7 +51,7 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
         return ResearchResult(
             stage="research", started_at=watch.started_at, wall_s=watch.elapsed(), llm_calls=llm.calls_for("research"), error=str(exc)
         )
-    packages = sorted(set(reply.packages) | set(imported_packages(reply.code)))
+    packages = module_names(reply.packages + imported_packages(reply.code))
     report("research", "done", f"{len(reply.code.splitlines())} lines, packages {packages}")
     return ResearchResult(
         stage="research",

@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 
 from tasks.settings import Settings
 
-__all__ = ["InstallReport", "imported_packages", "missing_packages", "install_packages"]
+__all__ = ["InstallReport", "imported_packages", "module_names", "missing_packages", "install_packages"]
+
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # Import names whose distribution on PyPI is named differently.
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow"}
@@ -42,9 +44,23 @@ def imported_packages(code: str) -> list[str]:
     return sorted(n for n in names if n not in sys.stdlib_module_names and n != "__future__")
 
 
+def module_names(names: list[str]) -> list[str]:
+    """The valid top-level module names among ``names`` (a model may put prose or dotted paths there)."""
+    tops = {n.strip().split(".")[0] for n in names}
+    return sorted(n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names)
+
+
 def missing_packages(modules: list[str]) -> list[str]:
     """The modules among ``modules`` that cannot be imported here."""
-    return [m for m in modules if importlib.util.find_spec(m) is None]
+    missing = []
+    for module in module_names(modules):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
 
 
 def install_packages(modules: list[str], settings: Settings) -> InstallReport:

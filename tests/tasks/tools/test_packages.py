@@ -1,0 +1,29 @@
+from tasks.settings import Settings
+from tasks.tools.packages import imported_packages, install_packages, missing_packages, module_names
+
+
+def test_imports_are_read_from_code():
+    code = "import os, json\nimport numpy as np\nfrom ase.build import molecule\nfrom . import x\n"
+    assert imported_packages(code) == ["ase", "numpy"]
+    assert imported_packages("this is not python(") == []
+
+
+def test_model_supplied_names_are_sanitised():
+    assert module_names(["Top-level packages the script imports", "ase.build", " numpy ", "json", "rdkit"]) == ["ase", "numpy", "rdkit"]
+
+
+def test_missing_packages_never_raise():
+    assert missing_packages(["ase", "surely_not_installed_pkg", "a b c", "x.y.z"]) == ["surely_not_installed_pkg", "x"]
+
+
+def test_install_is_refused_unless_enabled_and_allowed():
+    refused = install_packages(["sklearn"], Settings(allow_install=False)).refused
+    assert refused == ["scikit-learn: installing is disabled (EVOSKILL_ALLOW_INSTALL=false)"]
+    refused = install_packages(["sklearn"], Settings(allow_install=True, install_allowlist=["numpy"])).refused
+    assert "not on the install allow-list" in refused[0]
+
+
+def test_package_not_installable_offline_is_reported(monkeypatch):
+    # A name no index has: pip fails, and the report says so instead of raising.
+    report = install_packages(["evoskill_no_such_pkg_zz"], Settings(allow_install=True, install_allowlist=["evoskill-no-such-pkg-zz"]))
+    assert report.installed == [] and "not installable" in report.refused[0]
