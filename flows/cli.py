@@ -47,7 +47,7 @@ class _Progress:
         self.t0 = time.perf_counter()
 
     def __call__(self, stage: str, status: str, detail: str) -> None:
-        mark = {"start": "…", "done": "✓", "failed": "✗"}[status]
+        mark = {"start": "…", "progress": "·", "done": "✓", "failed": "✗"}[status]
         text = f"[{time.perf_counter() - self.t0:6.1f}s] {mark} {stage}" + (f": {detail[:160]}" if detail else "")
         print(text, file=sys.stderr, flush=True)
 

@@ -11,30 +11,21 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from contextlib import contextmanager
 from typing import Iterator
 
 from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
+from tasks.net import url_responds
 from tasks.settings import Settings
 
 __all__ = ["ensure_local_server", "prefect_runtime"]
 
 
-def _healthy(api_url: str, timeout: float = 1.0) -> bool:
-    try:
-        with urllib.request.urlopen(f"{api_url}/health", timeout=timeout) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError, TimeoutError):
-        return False
-
-
 def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     """The API URL of the local Prefect server on ``prefect_server_port``, started if none answers."""
     api_url = f"http://127.0.0.1:{settings.prefect_server_port}/api"
-    if _healthy(api_url):
+    if url_responds(f"{api_url}/health", timeout=1.0):
         return api_url
     workspace = settings.workspace.resolve()
     workspace.mkdir(parents=True, exist_ok=True)
@@ -44,7 +35,7 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and proc.poll() is None:
-        if _healthy(api_url):
+        if url_responds(f"{api_url}/health", timeout=1.0):
             return api_url
         time.sleep(0.3)
     raise RuntimeError(f"the local Prefect server did not start on {api_url}; see {workspace / 'prefect-server.log'}")

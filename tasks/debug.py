@@ -71,7 +71,7 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
         execution = run_code(reply.code, settings.run_root(), limits, f"{request.run_name}-{strategy}-{attempt}")
         problem = judge_execution(execution, request)
         result.attempts.append(DebugAttempt(attempt=attempt, solution=solution, execution=execution, error=problem))
-        report(stage, "done" if problem is None else "start", f"attempt {attempt}: " + (problem or f"answer {execution.answer!r}"))
+        report(stage, "done" if problem is None else "progress", f"attempt {attempt}: " + (problem or f"answer {execution.answer!r}"))
         if problem is None:
             result.success = True
             break

@@ -16,14 +16,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from pydantic import BaseModel
 
+from tasks.net import url_responds
 from tasks.settings import Settings
 
 __all__ = ["ServerState", "model_file", "server_status", "ensure_server", "stop_server"]
@@ -75,14 +74,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _responds(base_url: str, timeout: float = 2.0) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=timeout) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError, TimeoutError):
-        return False
-
-
 def server_status(settings: Settings) -> ServerState | None:
     """The running server recorded in the workspace, or ``None``."""
     path = _state_file(settings)
@@ -92,7 +83,7 @@ def server_status(settings: Settings) -> ServerState | None:
         state = ServerState.model_validate_json(path.read_text())
     except ValueError:
         return None
-    if _alive(state.pid) and _responds(state.base_url):
+    if _alive(state.pid) and url_responds(f"{state.base_url}/models"):
         return state
     return None
 
@@ -141,7 +132,7 @@ def ensure_server(settings: Settings) -> ServerState:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
-            if _responds(state.base_url, timeout=1.0):
+            if url_responds(f"{state.base_url}/models", timeout=1.0):
                 _state_file(settings).write_text(state.model_dump_json())
                 return state
             time.sleep(0.2)

@@ -15,7 +15,7 @@ from tasks.llm import LLMTransientError
 
 __all__ = ["report", "add_listener", "remove_listener", "Stopwatch", "retry_on_transient"]
 
-Status = Literal["start", "done", "failed"]
+Status = Literal["start", "progress", "done", "failed"]
 Listener = Callable[[str, Status, str], None]
 
 _listeners: list[Listener] = []

@@ -135,3 +135,14 @@ def test_empty_query_is_rejected(scripted):
     scripted([])
     with pytest.raises(ValueError, match="empty"):
         solve("   ")
+
+
+def test_api_keys_never_reach_trajectories_or_generated_code(scripted, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-openai")
+    monkeypatch.setenv("EVOSKILL_LLM_API_KEY", "sk-canary-evoskill")
+    leak = "import json, os\nprint(json.dumps(' '.join(os.environ.values())))\n"
+    scripted([code("research", leak)])
+    result = solve("Return the environment as a string.")
+    assert result.success and "sk-canary" not in result.answer
+    text = Path(result.trajectory_path).read_text()
+    assert "sk-canary" not in text
