@@ -26,7 +26,8 @@ class DeepSolveOutcome(BaseModel):
 
 def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
     """A branch's result; a branch that crashed becomes a failed result, not a failed solve."""
-    state = future.wait() or future.state
+    future.wait()
+    state = future.state
     if state.is_completed():
         return future.result()
     try:

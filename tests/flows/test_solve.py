@@ -146,3 +146,18 @@ def test_api_keys_never_reach_trajectories_or_generated_code(scripted, monkeypat
     assert result.success and "sk-canary" not in result.answer
     text = Path(result.trajectory_path).read_text()
     assert "sk-canary" not in text
+
+
+def test_a_crashed_branch_does_not_sink_the_others(scripted):
+    scripted(
+        [
+            code("research", CRASH),
+            {"stage": "debug:diagnostic", "error": "unavailable"},
+            code("debug:introspection", N2_CODE),
+            code("debug:research", N2_CODE),
+        ]
+    )
+    result = solve(N2_QUERY)
+    assert result.success and result.answer == N2_ANSWER
+    diagnostic = next(s for s in result.stages if s.name == "debug:diagnostic")
+    assert not diagnostic.ok and "cannot reach the LLM endpoint" in diagnostic.detail
