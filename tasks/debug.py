@@ -14,11 +14,10 @@ from prefect.cache_policies import NONE
 
 from tasks.code_agent import judge_execution
 from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
-from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, Solution, SolveRequest
+from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
 from tasks.stage import Stopwatch, report, retry_on_transient
 from tasks.tools.introspect import introspection_notes
-from tasks.tools.packages import imported_packages, module_names
 from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["STRATEGY_GOALS", "debug"]
@@ -67,7 +66,7 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
             if isinstance(exc, LLMBudgetExceeded):
                 break
             continue
-        solution = Solution(code=reply.code, packages=module_names(reply.packages + imported_packages(reply.code)))
+        solution = reply.to_solution()
         execution = run_code(reply.code, settings.run_root(), limits, f"{request.run_name}-{strategy}-{attempt}")
         problem = judge_execution(execution, request)
         result.attempts.append(DebugAttempt(attempt=attempt, solution=solution, execution=execution, error=problem))

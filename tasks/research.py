@@ -26,6 +26,10 @@ class CodeReply(BaseModel):
     packages: list[str] = Field(default_factory=list, description="Top-level packages the script imports.")
     code: str = Field(description="The complete Python script.")
 
+    def to_solution(self) -> Solution:
+        """The script with the modules it needs: those it names and those it imports, sanitised."""
+        return Solution(code=self.code, packages=module_names(self.packages + imported_packages(self.code)))
+
 
 def answer_instructions(request: SolveRequest) -> str:
     """The answer format the script must print, as read from the query."""
@@ -51,12 +55,12 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
         return ResearchResult(
             stage="research", started_at=watch.started_at, wall_s=watch.elapsed(), llm_calls=llm.calls_for("research"), error=str(exc)
         )
-    packages = module_names(reply.packages + imported_packages(reply.code))
-    report("research", "done", f"{len(reply.code.splitlines())} lines, packages {packages}")
+    solution = reply.to_solution()
+    report("research", "done", f"{len(solution.code.splitlines())} lines, packages {solution.packages}")
     return ResearchResult(
         stage="research",
         started_at=watch.started_at,
         wall_s=watch.elapsed(),
         llm_calls=llm.calls_for("research"),
-        solution=Solution(code=reply.code, packages=packages),
+        solution=solution,
     )
