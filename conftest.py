@@ -22,7 +22,7 @@ def prefect_harness() -> Iterator[None]:
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh workspace; settings read from a clean EVOSKILL_* environment pointing at it."""
+    """A fresh workspace (with an in-memory store); settings read from a clean EVOSKILL_* environment."""
     import os
 
     for key in list(os.environ):
@@ -32,6 +32,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EVOSKILL_WORKSPACE", str(tmp_path / "ws"))
     monkeypatch.setenv("EVOSKILL_PREFECT_API", "ephemeral")
     monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "60")
+    monkeypatch.setenv("EVOSKILL_STORE", "memory")
     return tmp_path / "ws"
 
 

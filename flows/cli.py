@@ -1,12 +1,16 @@
 """The ``evoskill`` command line.
 
-    evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--json]
+    evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
+    evoskill skills list|show ID|run ID --param k=v|export ID|import FILE|delete ID
+    evoskill learn TASK.json...
+    evoskill memory search "TEXT"
     evoskill llm serve|status|stop
 
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
 keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
-wall_s, ok, detail}], flow_run_id, code, error, trajectory_path``. Exit code: 0 when the
-question was answered, 1 when it was not, 2 for bad usage.
+wall_s, ok, detail}], flow_run_id, code, error, trajectory_path, skill_id, learned, question,
+session``; ``path`` is ``skill`` (with ``skill_id``) when a learned skill answered. Exit code: 0 when
+the question was answered, 1 when it was not (or a clarifying question came back), 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import time
 from collections.abc import Sequence
 
 from pydantic import ValidationError
+
+from flows.cli_skills import add_parsers as add_skill_parsers
+from flows.cli_skills import run_learn, run_memory, run_skills
 
 __all__ = ["main", "build_parser"]
 
@@ -34,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("query", help=f'the question, with its answer format, e.g. "{EXAMPLE}"')
     solve.add_argument("--backend", choices=["embedded", "openai", "scripted"], help="LLM backend (default: embedded)")
     solve.add_argument("--model", help="model name for the backend")
+    solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    add_skill_parsers(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
     return parser
@@ -54,8 +63,10 @@ class _Progress:
 
 def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print()
-    if result.success:
-        print(f"Answer: {result.formatted}")
+    if result.question:
+        print(f"Question back to you: {result.question}")
+    elif result.success:
+        print(f"Answer: {result.formatted}" + (f"  (skill {result.skill_id})" if result.path == "skill" else ""))
     else:
         print(f"No answer: {result.error}")
         if result.code:
@@ -63,7 +74,9 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print(f"\n{'stage':<24}{'wall s':>8}  ok")
     for stage in result.stages:
         print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
-    print(f"\nLLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s")
+    print(f"\npath {result.path}, LLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s")
+    if result.learned:
+        print(f"Learned skill {result.skill_id}")
     print(f"Trajectory: {result.trajectory_path}")
 
 
@@ -90,7 +103,7 @@ def _solve(args: argparse.Namespace) -> int:
         settings = get_settings(llm_backend=args.backend, llm_model=args.model)
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
-            result = solve(args.query, backend=args.backend, model=args.model)
+            result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
     except ValidationError as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
@@ -130,9 +143,34 @@ def _llm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _guarded(args: argparse.Namespace) -> int:
+    """Run a skills/learn/memory command; expected failures become one message and an exit code."""
+    from skills.params import ParameterError
+    from skills.store import StoreError
+    from skills.transfer import SkillFileError
+
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory}[args.command]
+    try:
+        return handler(args)
+    except ValidationError as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+    except ParameterError as exc:
+        print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
+    except (StoreError, SkillFileError) as exc:
+        print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return _solve(args) if args.command == "solve" else _llm(args)
+    if args.command == "solve":
+        return _solve(args)
+    if args.command == "llm":
+        return _llm(args)
+    return _guarded(args)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,13 @@
-"""The solve flow: a question in, an answer (or an honest failure) out, with its trajectory kept.
+"""The solve flow: recall → (clarify | skill | simple | deep) → critic → compile, with the trajectory kept.
 
 >>> from flows.solve import solve
 >>> result = solve("Compute ... Return a float in eV.")   # doctest: +SKIP
->>> result.success, result.answer, result.stages[0].name  # doctest: +SKIP
-(True, 9.9372, 'research')
+>>> result.success, result.path, result.skill_id          # doctest: +SKIP
+(True, 'skill', 'ase_emt_atomization-v1')
 """
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import uuid
@@ -19,45 +18,69 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
 
 from flows.deep_solve import DeepSolveOutcome, deep_solve
+from flows.learn_step import Learned, learn_from_solve, record_run, remember_failure
+from flows.session import Conversation, is_feedback
+from skills.store import open_store
 from tasks.answer_spec import read_answer_spec
+from tasks.bind import SkillRun, run_bound_skill
+from tasks.files import write_atomic
 from tasks.llm import LLMClient, LLMError, make_client
-from tasks.models import SolveRequest, SolveResult, StageOutcome, StageRecord, Trajectory
+from tasks.models import CodeAgentResult, FinalAnswer, SolveRequest, SolveResult, StageOutcome, StageRecord, Trajectory
+from tasks.output import output_processor
+from tasks.recall import Recall, recall
 from tasks.settings import Settings, get_settings
+from tasks.simple import simple_solve
 from tasks.stage import report
+from tasks.triage import triage
 
-__all__ = ["solve", "run_solve"]
+__all__ = ["solve", "run_solve", "SolveTrajectory"]
+
+
+class SolveTrajectory(Trajectory):
+    """The trajectory with the orchestrator's own stages."""
+
+    recall: Recall | None = None
+    skill_run: SkillRun | None = None
+    simple: CodeAgentResult | None = None
+    learned: Learned | None = None
 
 
 def _record(outcome: StageOutcome, ok: bool) -> StageRecord:
     return StageRecord(name=outcome.stage, wall_s=round(outcome.wall_s, 4), ok=ok, detail=outcome.error)
 
 
-def _stages(outcome: DeepSolveOutcome) -> list[StageRecord]:
-    rows = [_record(outcome.research, outcome.research.solution is not None)]
-    rows.append(_record(outcome.code_agent, not outcome.code_agent.needs_debug))
-    rows += [_record(b, b.success) for b in outcome.debug]
-    rows.append(_record(outcome.answer, outcome.answer.success))
+def _stages(t: SolveTrajectory) -> list[StageRecord]:
+    rows = []
+    if t.recall is not None:
+        rows.append(StageRecord(name="recall", wall_s=round(t.recall.wall_s, 4), ok=True))
+    if t.skill_run is not None:
+        rows.append(_record(t.skill_run, t.skill_run.success))
+    if t.simple is not None:
+        rows.append(_record(t.simple, not t.simple.needs_debug))
+    if t.research is not None:
+        rows.append(_record(t.research, t.research.solution is not None))
+    if t.code_agent is not None:
+        rows.append(_record(t.code_agent, not t.code_agent.needs_debug))
+    rows += [_record(b, b.success) for b in t.debug]
+    if t.answer is not None:
+        rows.append(_record(t.answer, t.answer.success))
+    if t.learned is not None:
+        rows.append(StageRecord(name="learn", wall_s=round(t.learned.wall_s, 4), ok=t.learned.accepted, detail=t.learned.summary))
     return rows
 
 
 def _write(trajectory: Trajectory, settings: Settings) -> Path:
-    """Write the trajectory atomically (a crash never leaves half a file)."""
-    folder = settings.trajectory_root()
-    folder.mkdir(parents=True, exist_ok=True)
     name = trajectory.result.flow_run_id or uuid.uuid4().hex
-    path = folder / f"{name}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(trajectory.model_dump_json(indent=2))
-    os.replace(tmp, path)
-    return path
+    return write_atomic(settings.trajectory_root() / f"{name}.json", trajectory.model_dump_json(indent=2))
 
 
 def _artifact(result: SolveResult, query: str) -> None:
     rows = "\n".join(f"| {s.name} | {s.wall_s:.2f} | {'yes' if s.ok else 'no'} | {(s.detail or '')[:120]} |" for s in result.stages)
-    answer = result.formatted if result.success else f"failed: {result.error}"
+    answer = result.formatted if result.success else (f"question: {result.question}" if result.question else f"failed: {result.error}")
     markdown = (
-        f"# evoskill solve\n\n**Query:** {query}\n\n**Answer:** {answer}\n\n"
-        f"LLM calls: {result.llm_calls}, tokens: {result.tokens}, wall: {result.wall_s:.2f} s\n\n"
+        f"# evoskill solve\n\n**Query:** {query}\n\n**Answer:** {answer}\n\n**Path:** {result.path}"
+        + (f" (skill `{result.skill_id}`)" if result.skill_id else "")
+        + f"\n\nLLM calls: {result.llm_calls}, tokens: {result.tokens}, wall: {result.wall_s:.2f} s\n\n"
         f"| stage | wall s | ok | detail |\n|---|---|---|---|\n{rows}\n\n"
         f"```python\n{result.code or ''}\n```\n"
     )
@@ -71,63 +94,100 @@ def _flow_run_id() -> str | None:
         return None
 
 
-def run_solve(query: str, settings: Settings, llm: LLMClient | None = None) -> SolveResult:
+def _last_code(t: SolveTrajectory) -> str | None:
+    """The most recent script tried, to show on failure."""
+    for branch in reversed(t.debug):
+        if branch.last and branch.last.solution:
+            return branch.last.solution.code
+    for first in (t.code_agent, t.simple):
+        if first is not None and first.solution is not None:
+            return first.solution.code
+    return None
+
+
+def _route(request: SolveRequest, found: Recall, llm: LLMClient, settings: Settings, t: SolveTrajectory) -> str:
+    """Answer through the best route, filling ``t``; returns the path taken."""
+    match = found.usable_skill(settings)
+    if match is not None:
+        t.skill_run = run_bound_skill(request, match.skill, llm, settings)
+        if t.skill_run.success:
+            return "skill"
+        report("solve", "progress", f"skill {match.skill.id} did not answer ({t.skill_run.error}); solving with code")
+    if settings.triage_llm:
+        reply = triage(request, llm)
+        if reply.clarify:
+            t.result.question = reply.question
+            return "clarify"
+    if any(hit.memory.kind == "execution" for hit in found.memories):
+        t.simple = simple_solve(request, llm, settings)
+        if not t.simple.needs_debug:
+            t.answer = output_processor(request, t.simple, [])
+            return "simple"
+        report("solve", "progress", "simple solve failed; escalating to the deep solver")
+    outcome: DeepSolveOutcome = deep_solve(request, llm, settings)
+    t.research, t.code_agent, t.debug, t.answer = outcome.research, outcome.code_agent, outcome.debug, outcome.answer
+    return "deep"
+
+
+def _request(query: str, context: str) -> SolveRequest:
+    run_name = re.sub(r"\W+", "-", query[:24]).strip("-").lower() or "solve"
+    return SolveRequest(query=query.strip(), spec=read_answer_spec(query), run_name=run_name, context=context)
+
+
+def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, session: str | None = None) -> SolveResult:
     """Solve inside the current flow run (``llm`` is made from settings when not given)."""
     started = time.perf_counter()
-    request = SolveRequest(
-        query=query.strip(), spec=read_answer_spec(query), run_name=re.sub(r"\W+", "-", query[:24]).strip("-").lower() or "solve"
-    )
-    outcome: DeepSolveOutcome | None = None
-    error = None
+    store = open_store(settings)
+    conversation = Conversation.open(store, session) if session else None
+    if conversation is not None and is_feedback(query):
+        return conversation.feedback(started)
+    request = _request(query, conversation.history() if conversation else "")
+    t = SolveTrajectory(request=request, result=SolveResult(success=False, session=session, flow_run_id=_flow_run_id()))
+    path, error = "deep", None
     try:
         llm = llm or make_client(settings)
-        outcome = deep_solve(request, llm, settings)
+        t.recall = recall(request.query, store, settings)
+        request.context = "\n\n".join(p for p in (t.recall.context(), request.context) if p)
+        path = _route(request, t.recall, llm, settings, t)
     except LLMError as exc:
         error = str(exc)
         report("solve", "failed", error)
     calls = llm.calls if llm else []
-    answer = outcome.answer if outcome else None
-    result = SolveResult(
-        success=bool(answer and answer.success),
-        answer=answer.answer if answer else None,
-        formatted=answer.formatted if answer else None,
-        unit=request.spec.unit,
-        path="deep",
-        llm_calls=len(calls),
-        tokens=sum(c.prompt_tokens + c.completion_tokens for c in calls),
-        wall_s=round(time.perf_counter() - started, 4),
-        stages=_stages(outcome) if outcome else [],
-        flow_run_id=_flow_run_id(),
-        code=(answer.code if answer and answer.success else _last_code(outcome)),
-        error=error or (answer.error if answer else None),
-    )
-    trajectory = Trajectory(
-        request=request,
-        result=result,
-        research=outcome.research if outcome else None,
-        code_agent=outcome.code_agent if outcome else None,
-        debug=outcome.debug if outcome else [],
-        answer=answer,
-        llm_calls=list(calls),
-    )
-    result.trajectory_path = str(_write(trajectory, settings))
+    skill_ok = t.skill_run is not None and t.skill_run.success
+    answer: FinalAnswer | SkillRun | None = t.skill_run if skill_ok else t.answer
+    result = t.result
+    result.success = bool(answer and answer.success)
+    result.answer = answer.answer if answer else None
+    result.formatted = answer.formatted if answer else None
+    result.unit = request.spec.unit
+    result.path = path  # type: ignore[assignment]
+    result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]
+    result.code = t.answer.code if (t.answer and t.answer.success) else _last_code(t)
+    result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
+    if path in ("simple", "deep") and llm is not None:
+        if result.success and settings.learn:
+            t.learned = learn_from_solve(request, t, path, store, llm, settings)
+            result.learned = t.learned.stored
+            result.skill_id = t.learned.skill_id
+        elif not result.success:
+            remember_failure(store, request, path, result)
+    calls = llm.calls if llm else calls
+    result.llm_calls = len(calls)
+    result.tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
+    result.stages = _stages(t)
+    result.wall_s = round(time.perf_counter() - started, 4)
+    t.llm_calls = list(calls)
+    result.trajectory_path = str(_write(t, settings))
+    if conversation is not None:
+        conversation.add(request.query, result)
+    record_run(store, result, request)
     _artifact(result, request.query)
     return result
 
 
-def _last_code(outcome: DeepSolveOutcome | None) -> str | None:
-    """The most recent script tried, to show on failure."""
-    if outcome is None:
-        return None
-    for branch in reversed(outcome.debug):
-        if branch.last and branch.last.solution:
-            return branch.last.solution.code
-    return outcome.code_agent.solution.code if outcome.code_agent.solution else None
-
-
 @flow(name="solve", flow_run_name="solve: {query:.60}", log_prints=False)
-def solve(query: str, backend: str | None = None, model: str | None = None) -> SolveResult:
-    """Answer a scientific question by writing, running and debugging code."""
+def solve(query: str, backend: str | None = None, model: str | None = None, session: str | None = None) -> SolveResult:
+    """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn."""
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
-    return run_solve(query, get_settings(llm_backend=backend, llm_model=model))
+    return run_solve(query, get_settings(llm_backend=backend, llm_model=model), session=session)

@@ -7,7 +7,6 @@ every later command finds it there. ``evoskill llm serve|status|stop`` manage it
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
 import os
@@ -16,12 +15,11 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from pydantic import BaseModel
 
+from tasks.files import file_lock, write_atomic
 from tasks.net import url_responds
 from tasks.settings import Settings
 
@@ -88,14 +86,6 @@ def server_status(settings: Settings) -> ServerState | None:
     return None
 
 
-@contextmanager
-def _start_lock(settings: Settings) -> Iterator[None]:
-    settings.workspace.resolve().mkdir(parents=True, exist_ok=True)
-    with open(settings.workspace.resolve() / "llm-server.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -106,7 +96,7 @@ def ensure_server(settings: Settings) -> ServerState:
     """Return the running embedded server, starting it first if needed."""
     from tasks.llm import LLMUnavailableError
 
-    with _start_lock(settings):
+    with file_lock(settings.workspace.resolve() / "llm-server.lock"):
         state = server_status(settings)
         if state is not None:
             return state
@@ -133,7 +123,7 @@ def ensure_server(settings: Settings) -> ServerState:
             if proc.poll() is not None:
                 break
             if url_responds(f"{state.base_url}/models", timeout=1.0):
-                _state_file(settings).write_text(state.model_dump_json())
+                write_atomic(_state_file(settings), state.model_dump_json())
                 return state
             time.sleep(0.2)
         if proc.poll() is None:

@@ -50,6 +50,7 @@ class SolveRequest(BaseModel):
     query: str = Field(min_length=1)
     spec: AnswerSpec = Field(default_factory=AnswerSpec)
     run_name: str = Field(default="solve", description="Prefix of this solve's sandbox folders.")
+    context: str = Field(default="", description="Recalled memories and session history the writing stages may use.")
 
 
 class Solution(BaseModel):
@@ -142,7 +143,11 @@ class SolveResult(BaseModel):
     answer: JsonValue = None
     formatted: str | None = None
     unit: str | None = None
-    path: Literal["deep", "simple", "skill", "clarify"] = "deep"
+    path: Literal["deep", "simple", "skill", "clarify", "feedback"] = "deep"
+    skill_id: str | None = Field(default=None, description="The skill that answered (skill path) or was learned.")
+    learned: bool = Field(default=False, description="Whether this solve stored a new skill.")
+    question: str | None = Field(default=None, description="The clarifying question (clarify path).")
+    session: str | None = None
     llm_calls: int = 0
     tokens: int = 0
     wall_s: float = 0.0

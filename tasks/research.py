@@ -47,7 +47,7 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
     """Write an initial solution (code + packages) for the query."""
     watch = Stopwatch()
     report("research", "start")
-    user = f"Question: {request.query}\n\n{answer_instructions(request)}"
+    user = f"Question: {request.query}\n\n{answer_instructions(request)}" + (f"\n\n{request.context}" if request.context else "")
     try:
         reply = llm.structured("research", f"You are a solution researcher. {SCRIPT_RULES}", user, CodeReply)
     except (LLMSchemaError, LLMBudgetExceeded) as exc:

@@ -82,6 +82,23 @@ class Settings(BaseSettings):
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
     sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
 
+    # --- skills and memory ----------------------------------------------------------
+    store: str = Field(
+        default="monty",
+        description="Skill store: 'monty' (file-backed, under store_path), 'memory' (mongomock), or a mongodb:// URI.",
+    )
+    store_path: Path | None = Field(default=None, description="Folder of the 'monty' store; <workspace>/store when unset.")
+    store_database: str = Field(default="evoskill", description="Database name (Monty and MongoDB).")
+    learn: bool = Field(default=True, description="Compile accepted solutions into skills.")
+    triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
+    skill_match_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Similarity to use a skill.")
+    skill_exact_threshold: float = Field(default=0.9, ge=0.0, le=1.0, description="Similarity to reuse a skill with no parameters.")
+    memory_threshold: float = Field(default=0.25, ge=0.0, le=1.0, description="Similarity for a memory to be recalled (θ).")
+    memory_top_k: int = Field(default=3, gt=0)
+    embedding_model: str | None = Field(
+        default=None, description="Sentence-embedding model for hybrid retrieval; lexical only when unset or not installed."
+    )
+
     # --- Prefect --------------------------------------------------------------------
     prefect_api: Literal["local-server", "ephemeral"] = Field(
         default="local-server",
@@ -120,6 +137,10 @@ class Settings(BaseSettings):
     def run_root(self) -> Path:
         """Folder holding one subfolder per sandboxed execution."""
         return self.workspace.resolve() / "runs"
+
+    def store_root(self) -> Path:
+        """Folder of the file-backed store."""
+        return (self.store_path or self.workspace / "store").resolve()
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

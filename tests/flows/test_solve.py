@@ -9,6 +9,13 @@ from flows.solve import solve
 from tests.codes import CRASH, N2_ANSWER, N2_CODE, N2_QUERY, N2_TYPO, WRONG_ANSWER
 
 
+@pytest.fixture(autouse=True)
+def deep_path_only(workspace, monkeypatch):
+    """These tests look at the deep solver alone: no triage call, no learn step."""
+    monkeypatch.setenv("EVOSKILL_TRIAGE_LLM", "false")
+    monkeypatch.setenv("EVOSKILL_LEARN", "false")
+
+
 def code(stage, source, **extra):
     return {"stage": stage, "content": {"packages": ["ase"], "code": source}, **extra}
 
@@ -21,7 +28,7 @@ def test_first_try_success(scripted):
     scripted([code("research", N2_CODE)])
     result = solve(N2_QUERY)
     assert result.success and result.answer == N2_ANSWER and result.formatted == "9.9372 eV"
-    assert stage_names(result) == ["research", "code-agent", "output-processor"]
+    assert stage_names(result) == ["recall", "research", "code-agent", "output-processor"]
     assert result.llm_calls == 1 and result.tokens > 0 and result.path == "deep"
     assert result.code == N2_CODE and result.flow_run_id
 
@@ -46,7 +53,7 @@ def test_three_debug_branches_overlap_and_the_agreeing_pair_wins(scripted):
     # The first branch in pipeline order answers 1.2345, but two branches agree on the right value.
     assert result.success and result.answer == N2_ANSWER
     assert trajectory["answer"]["agreeing_sources"] == ["debug:introspection", "debug:research"]
-    assert stage_names(result) == ["research", "code-agent", "debug:diagnostic", "debug:introspection", "debug:research", "output-processor"]
+    assert stage_names(result) == ["recall", "research", "code-agent", "debug:diagnostic", "debug:introspection", "debug:research", "output-processor"]
 
 
 def test_introspection_branch_sees_probed_facts(scripted):
@@ -84,7 +91,7 @@ def test_schema_violating_research_reply_is_retried_then_reported(scripted, monk
         + [code(f"debug:{s}", N2_CODE) for s in ("diagnostic", "introspection", "research")]
     )
     result = solve(N2_QUERY)
-    research = result.stages[0]
+    research = result.stages[1]
     assert research.name == "research" and not research.ok
     assert "stage research" in research.detail and "CodeReply after 2 tries" in research.detail
     # The debug agents still get their chance, and they succeed.
@@ -110,7 +117,7 @@ def test_endless_generated_code_is_killed(scripted, monkeypatch):
     monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
     scripted([code("research", "while True:\n    pass\n"), code("debug:diagnostic", N2_CODE)])
     result = solve(N2_QUERY)
-    assert "wall-clock limit" in result.stages[1].detail
+    assert "wall-clock limit" in result.stages[2].detail
     assert result.success and result.answer == N2_ANSWER
 
 

@@ -1,0 +1,143 @@
+"""``evoskill skills|learn|memory``: the skill library and memories from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["add_parsers", "run_skills", "run_learn", "run_memory"]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    skills = sub.add_parser("skills", help="list, show, run, export, import or delete skills", description="The skill library.")
+    act = skills.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = act.add_parser("list", help="every skill (latest versions)")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    act.add_parser("show", help="one skill: description, parameters, code").add_argument("id", help="skill id (name-vN) or name")
+    run = act.add_parser("run", help="run a skill with parameters (no LLM), through jobflow")
+    run.add_argument("id", help="skill id (name-vN) or name")
+    run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a parameter; repeat for more")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    export = act.add_parser("export", help="write a skill as JSON")
+    export.add_argument("id")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    act.add_parser("import", help="import skills from a JSON file (each re-verified first)").add_argument("file", type=Path)
+    act.add_parser("delete", help="delete a version (name-vN) or every version (name)").add_argument("id")
+
+    learn = sub.add_parser("learn", help="learn skills from tasks with known-good solutions", description=(
+        "Compile each task's solution_code_or_process (benchmark JSON format) into a verified skill."))
+    learn.add_argument("tasks", nargs="+", type=Path, help="task JSON files")
+    learn.add_argument("--backend", choices=["embedded", "openai", "scripted"], help="LLM for generalising plain scripts")
+    learn.add_argument("--json", action="store_true", help="print JSON")
+
+    memory = sub.add_parser("memory", help="search the memories", description="Search planning and execution memories.")
+    mem = memory.add_subparsers(dest="action", required=True, metavar="ACTION")
+    search = mem.add_parser("search", help="memories similar to a text")
+    search.add_argument("text")
+    search.add_argument("--kind", choices=["planning", "execution"])
+    search.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _store():
+    from skills.store import open_store
+    from tasks.settings import get_settings
+
+    settings = get_settings()
+    return open_store(settings), settings
+
+
+def _report_problems(store) -> None:  # noqa: ANN001
+    for problem in store.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+
+
+def run_skills(args: argparse.Namespace) -> int:
+    store, settings = _store()
+    if args.action == "list":
+        skills = store.latest_skills()
+        _report_problems(store)
+        if args.json:
+            print(json.dumps([{"id": s.id, "description": s.description, "parameters": list(s.parameters.get("properties", {})),
+                               "uses": s.stats.uses} for s in skills]))
+        else:
+            for s in skills:
+                params = ", ".join(s.parameters.get("properties", {}))
+                print(f"{s.id:<36} ({params})  {s.description.splitlines()[0][:90] if s.description else ''}")
+            print(f"{len(skills)} skills", file=sys.stderr)
+        return 0
+    if args.action == "show":
+        s = store.get_skill(args.id)
+        print(f"{s.id}: {s.description}\npackages: {', '.join(s.packages) or '-'}   output: {s.output_type}"
+              f"{' ' + s.unit if s.unit else ''}   uses: {s.stats.uses} ({s.stats.successes} ok)")
+        print(f"provenance: {s.provenance.source} {s.provenance.task_id or s.provenance.flow_run_id or ''} {s.provenance.created:%Y-%m-%d}")
+        print(f"verified with {s.test_case.params} -> {s.test_case.expected!r} (tolerance {s.test_case.tolerance})")
+        for name, prop in s.parameters.get("properties", {}).items():
+            print(f"  --param {name}=<{prop.get('type')}>  default {prop.get('default')!r}  {prop.get('description', '')}")
+        print("\n" + s.code)
+        return 0
+    if args.action == "run":
+        from flows.prefect_api import prefect_runtime
+        from flows.run_skill import run_skill
+        from skills.params import parse_assignments, validate_params
+
+        params = parse_assignments(args.param)
+        validate_params(store.get_skill(args.id).parameters, params)  # bad input is reported before Prefect starts
+        with prefect_runtime(settings):
+            output = run_skill(args.id, params)
+        print(output.model_dump_json() if args.json else (json.dumps(output.answer) if output.success else f"failed: {output.error}"))
+        return 0 if output.success else 1
+    if args.action == "export":
+        from skills.transfer import export_skill
+
+        text = export_skill(store.get_skill(args.id))
+        if args.output:
+            args.output.write_text(text + "\n")
+            print(f"wrote {args.output}", file=sys.stderr)
+        else:
+            print(text)
+        return 0
+    if args.action == "import":
+        from skills.transfer import import_skills
+
+        rows = import_skills(args.file, store, settings)
+        for name, status in rows:
+            print(f"{name}: {status}")
+        return 0 if all(not status.startswith("rejected") for _, status in rows) else 1
+    n = store.delete_skill(args.id)
+    print(f"deleted {n} skill version(s)" if n else f"no skill {args.id!r}")
+    return 0 if n else 1
+
+
+def run_learn(args: argparse.Namespace) -> int:
+    from flows.learn import learn
+    from flows.prefect_api import prefect_runtime
+    from tasks.settings import get_settings
+
+    with prefect_runtime(get_settings(llm_backend=args.backend)):
+        outcomes = learn([str(p) for p in args.tasks], backend=args.backend)
+    if args.json:
+        print(json.dumps([o.model_dump() for o in outcomes]))
+    else:
+        for o in outcomes:
+            detail = f"{o.skill_id} ({o.method})" if o.skill_id else o.reason
+            print(f"{o.task}: {o.status} — {detail}")
+    return 0 if all(o.status != "rejected" for o in outcomes) else 1
+
+
+def run_memory(args: argparse.Namespace) -> int:
+    from tasks.tools.memory import search_memory
+
+    store, settings = _store()
+    hits = search_memory(store, args.text, kind=args.kind, k=args.k, threshold=settings.memory_threshold)
+    _report_problems(store)
+    if args.json:
+        print(json.dumps([h.model_dump(mode="json") for h in hits]))
+    else:
+        for h in hits:
+            print(f"[{h.similarity:.2f}] {h.memory.kind}: {h.memory.subtask[:100]}\n    {h.memory.solution[:200]!r}")
+        if not hits:
+            print(f"no memory above similarity {settings.memory_threshold}")
+    return 0

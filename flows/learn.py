@@ -1,0 +1,90 @@
+"""Learn skills from known-good solutions: tasks in the benchmark format → generalise → verify → store.
+
+    evoskill learn skills/library/*.json
+
+Each task's ``solution_code_or_process`` is compiled through the same path as an accepted solve,
+with the task's ``answer`` (within ``absolute_tolerance``) as the verification target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from prefect import flow
+from pydantic import BaseModel
+
+from benchmarks.task import BenchmarkTask, TaskFormatError, load_task
+from skills.compile import CompileRequest, compile_and_store
+from skills.documents import Provenance
+from skills.store import open_store
+from tasks.answer_spec import read_answer_spec
+from tasks.llm import LLMClient, LLMError, make_client
+from tasks.models import AnswerSpec
+from tasks.settings import Settings, get_settings
+from tasks.stage import report
+from tasks.tools.memory import save_to_memory
+
+__all__ = ["LearnOutcome", "learn", "learn_task"]
+
+
+class LearnOutcome(BaseModel):
+    task: str
+    status: Literal["learned", "known", "rejected"]
+    skill_id: str | None = None
+    method: str | None = None
+    reason: str | None = None
+
+
+def _spec(task: BenchmarkTask) -> AnswerSpec:
+    spec = read_answer_spec(task.query(1))
+    kind = task.output_type if task.output_type in ("float", "int", "bool", "str", "list") else spec.output_type
+    return spec.model_copy(update={"output_type": kind, "unit": task.unit or spec.unit})
+
+
+def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -> LearnOutcome:
+    """Compile one task's solution into a verified skill and remember it as an execution memory."""
+    store = open_store(settings)
+    label = task.id or "task"
+    if not task.solution_code_or_process.strip():
+        return LearnOutcome(task=label, status="rejected", reason="the task has no solution_code_or_process")
+    request = CompileRequest(
+        code=task.solution_code_or_process,
+        query=task.query(1),
+        expected=task.answer,
+        tolerance=task.absolute_tolerance,
+        spec=_spec(task),
+        name=task.skill_family or task.id,
+        packages=task.sources,
+        provenance=Provenance(query=task.query(1), source="learn", task_id=task.id, model=llm.model if llm else None),
+    )
+    result = compile_and_store(request, settings, store, llm)
+    if not result.ok or result.skill is None:
+        return LearnOutcome(task=label, status="rejected", reason="; ".join(result.reasons))
+    for level in (0, 1):
+        if task.user_query.get(str(level)):  # type: ignore[call-overload]
+            save_to_memory(store, "execution", task.query(level), result.skill.code, condition=task.query(level), source=f"task:{label}")
+    return LearnOutcome(task=label, status="learned" if result.new else "known", skill_id=result.skill.id, method=result.method)
+
+
+@flow(name="learn", flow_run_name="learn: {paths[0]}", log_prints=False)
+def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
+    """Learn every task file; a malformed task is reported and the rest still run."""
+    settings = get_settings(llm_backend=backend)
+    llm: LLMClient | None = None
+    outcomes = []
+    for path in paths:
+        try:
+            task = load_task(Path(path))
+        except TaskFormatError as exc:
+            outcomes.append(LearnOutcome(task=str(path), status="rejected", reason=str(exc)))
+            continue
+        if llm is None and "def run(" not in task.solution_code_or_process:
+            try:  # only a plain script needs the model to generalise it
+                llm = make_client(settings)
+            except LLMError as exc:
+                report("learn", "progress", f"no LLM to generalise scripts ({exc}); they are kept without parameters")
+        outcome = learn_task(task, settings, llm)
+        report("learn", "done" if outcome.status != "rejected" else "failed", f"{outcome.task}: {outcome.status} {outcome.reason or outcome.skill_id}")
+        outcomes.append(outcome)
+    return outcomes

@@ -1,0 +1,212 @@
+"""The documents evoskill keeps: skills, experiences, preferences, sessions, runs and memories.
+
+Every document is a pydantic model; the store validates it on the way in and on the way out.
+
+>>> skill = Skill(name="demo", description="adds one", code="def run(x: int = 1) -> int:\\n    return x + 1\\n",
+...               test_case=TestCase(params={"x": 1}, expected=2))
+>>> skill.id, len(skill.content_hash)
+('demo-v1', 16)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
+
+__all__ = [
+    "content_hash",
+    "slug",
+    "SkillResources",
+    "TestCase",
+    "Provenance",
+    "SkillStats",
+    "Skill",
+    "Experience",
+    "Preference",
+    "SessionTurn",
+    "Session",
+    "RunRecord",
+    "MemoryUnit",
+]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def content_hash(*parts: Any) -> str:
+    """A short, stable hash of JSON-serialisable parts (the identity of a document's content)."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def slug(text: str, limit: int = 48) -> str:
+    """A lowercase identifier made of words of ``text``: ``"Atomization energy (EMT)"`` → ``atomization_energy_emt``."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "_".join(words)[:limit].strip("_") or "skill"
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class SkillResources(BaseModel):
+    gpu: bool = False
+    cpus: int = Field(default=1, gt=0)
+    walltime_s: float = Field(default=120.0, gt=0)
+
+
+class TestCase(BaseModel):
+    """The parameters a skill was verified with, the answer it must give, and how close is close enough."""
+
+    __test__ = False  # not a pytest class
+
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    expected: JsonValue = None
+    tolerance: float | None = Field(default=None, description="Absolute tolerance for numbers; None = exact.")
+
+
+class Provenance(BaseModel):
+    query: str = ""
+    source: Literal["solve", "learn", "import"] = "solve"
+    task_id: str | None = None
+    flow_run_id: str | None = None
+    model: str | None = None
+    created: datetime = Field(default_factory=_now)
+
+
+class SkillStats(BaseModel):
+    uses: int = 0
+    successes: int = 0
+
+
+class Skill(_Document):
+    """A verified, parameterised program: ``run(**params)`` returns a JSON-serialisable answer."""
+
+    name: str = Field(min_length=1, pattern=r"^[a-z0-9_]+$")
+    version: int = Field(default=1, ge=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}, description="JSON schema of run()'s keyword arguments."
+    )
+    code: str = Field(min_length=1, description="Python source defining run(**params).")
+    packages: list[str] = Field(default_factory=list)
+    output_type: Literal["float", "int", "bool", "str", "list", "any"] = "any"
+    unit: str | None = None
+    resources: SkillResources = Field(default_factory=SkillResources)
+    test_case: TestCase
+    provenance: Provenance = Field(default_factory=Provenance)
+    stats: SkillStats = Field(default_factory=SkillStats)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return f"{self.name}-v{self.version}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def content_hash(self) -> str:
+        """Identity of what the skill does (code, parameters, packages), not of its name, version or stats."""
+        return content_hash(self.code, self.parameters, sorted(self.packages))
+
+    def search_text(self) -> str:
+        """What retrieval matches a query against."""
+        names = " ".join(self.parameters.get("properties", {}))
+        return f"{self.name.replace('_', ' ')} {self.description} {names} {self.provenance.query}"
+
+
+class Experience(_Document):
+    """A trajectory that was not kept as a skill: a failure mode to learn from."""
+
+    query: str
+    path: str
+    verdict: Literal["rejected", "failed"]
+    reasons: list[str] = Field(default_factory=list)
+    code: str | None = None
+    answer: JsonValue = None
+    flow_run_id: str | None = None
+    created: datetime = Field(default_factory=_now)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return content_hash(self.query, self.verdict, self.reasons, self.code)
+
+
+class Preference(_Document):
+    """Something a user told evoskill to keep doing (e.g. units, output style)."""
+
+    key: str = Field(min_length=1)
+    value: JsonValue
+    created: datetime = Field(default_factory=_now)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return self.key
+
+
+class SessionTurn(BaseModel):
+    query: str
+    answer: str | None = None
+    success: bool = False
+    path: str | None = None
+    code: str | None = None
+    flow_run_id: str | None = None
+    satisfied: bool = False
+    at: datetime = Field(default_factory=_now)
+
+
+class Session(_Document):
+    """Multi-turn history under one session id, resumable from any later command."""
+
+    id: str = Field(min_length=1, pattern=r"^[\w.-]+$")
+    title: str = ""
+    turns: list[SessionTurn] = Field(default_factory=list)
+    updated: datetime = Field(default_factory=_now)
+
+
+class RunRecord(_Document):
+    """One solve, as listed for reports."""
+
+    flow_run_id: str
+    query: str
+    path: str
+    success: bool
+    answer: JsonValue = None
+    skill_id: str | None = None
+    llm_calls: int = 0
+    wall_s: float = 0.0
+    created: datetime = Field(default_factory=_now)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return self.flow_run_id
+
+
+class MemoryUnit(_Document):
+    """One unit of ChemAgent's library: a planning strategy, or an execution (condition, sub-task, sub-solution).
+
+    Knowledge (principles for one task) is generated per task and never stored.
+    """
+
+    kind: Literal["planning", "execution"]
+    condition: str = Field(default="", description="When this applies (the query or its setting).")
+    subtask: str = Field(min_length=1, description="What was to be done.")
+    solution: str = Field(default="", description="How it was done: a strategy, or code.")
+    source: str | None = None
+    created: datetime = Field(default_factory=_now)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return content_hash(self.kind, self.condition, self.subtask, self.solution)
+
+    def search_text(self) -> str:
+        return f"{self.condition} {self.subtask}"

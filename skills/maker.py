@@ -1,0 +1,60 @@
+"""``SkillMaker``: a stored skill as a jobflow Job, runnable locally, on Dask or by any jobflow manager.
+
+>>> from jobflow import run_locally
+>>> maker = SkillMaker.from_skill(skill)                              # doctest: +SKIP
+>>> job = maker.make(formula="O2")                                    # doctest: +SKIP
+>>> responses = run_locally(job, store=store.job_store(), log=False)  # doctest: +SKIP
+>>> responses[job.uuid][1].output                                     # doctest: +SKIP
+8.5753
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobflow import Job, Maker, job
+
+from skills.documents import Skill
+from skills.params import validate_params
+from skills.runner import run_skill
+from tasks.settings import get_settings
+
+__all__ = ["SkillMaker", "run_skill_job"]
+
+
+class SkillRunError(RuntimeError):
+    """The skill ran but gave no answer."""
+
+
+@job
+def run_skill_job(skill: dict[str, Any], params: dict[str, Any]) -> Any:
+    """Validate ``params`` against the skill's schema and run it in the sandbox of the machine running the job."""
+    model = Skill.model_validate(skill)
+    execution = run_skill(model, validate_params(model.parameters, params), get_settings())
+    if not execution.ok:
+        raise SkillRunError(f"skill {model.id} failed: {execution.error}")
+    return execution.answer
+
+
+@dataclass
+class SkillMaker(Maker):
+    """Makes a Job running one skill; the job carries the skill's resources (``{"GPU": 1}`` when it needs one)."""
+
+    name: str = "skill"
+    skill: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_skill(cls, skill: Skill) -> SkillMaker:
+        return cls(name=skill.id, skill=skill.model_dump(mode="json"))
+
+    @property
+    def resources(self) -> dict[str, float]:
+        wanted = self.skill.get("resources", {})
+        return {"GPU": 1} if wanted.get("gpu") else {}
+
+    def make(self, **params: Any) -> Job:
+        made = run_skill_job(self.skill, params)
+        made.name = self.name
+        made.metadata = {**(made.metadata or {}), "skill_id": self.name, "resources": self.resources}
+        return made

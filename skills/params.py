@@ -1,0 +1,106 @@
+"""A skill's parameters: read from ``run()``'s signature, checked against its JSON schema, parsed from ``k=v``.
+
+>>> schema = signature_schema('def run(formula: str = "N2", fmax: float = 0.01) -> float:\\n    return 0.0\\n')
+>>> sorted(schema["properties"]), schema["properties"]["fmax"]["default"]
+(['fmax', 'formula'], 0.01)
+>>> validate_params(schema, {"formula": "O2"})
+{'formula': 'O2', 'fmax': 0.01}
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+__all__ = ["SkillCodeError", "ParameterError", "signature_schema", "run_summary", "params_model", "validate_params", "parse_assignments"]
+
+_JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean", "list": "array", "dict": "object"}
+_PY_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool, "array": list, "object": dict}
+
+
+class SkillCodeError(ValueError):
+    """Skill code that does not define a usable ``run(**params)``."""
+
+
+class ParameterError(ValueError):
+    """Parameters that do not fit a skill's schema."""
+
+
+def _run_function(code: str) -> ast.FunctionDef:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise SkillCodeError(f"the skill code does not parse: {exc.msg} (line {exc.lineno})") from exc
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "run":
+            return node
+    raise SkillCodeError("the skill code defines no top-level function run(...)")
+
+
+def signature_schema(code: str) -> dict[str, Any]:
+    """The JSON schema of ``run``'s keyword parameters; each needs a type annotation and a literal default."""
+    fn = _run_function(code)
+    args = fn.args
+    if args.vararg or args.kwarg or args.posonlyargs:
+        raise SkillCodeError("run() must take named parameters only (no *args, **kwargs or positional-only)")
+    names = args.args + args.kwonlyargs
+    defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults) + list(args.kw_defaults)
+    properties: dict[str, Any] = {}
+    for arg, default in zip(names, defaults):
+        kind = ast.unparse(arg.annotation) if arg.annotation else None
+        if kind not in _JSON_TYPES:
+            raise SkillCodeError(f"parameter {arg.arg!r} needs one of the annotations {sorted(_JSON_TYPES)} (got {kind})")
+        if default is None:
+            raise SkillCodeError(f"parameter {arg.arg!r} needs a default value (the verified example)")
+        try:
+            value = ast.literal_eval(default)
+        except ValueError as exc:
+            raise SkillCodeError(f"the default of {arg.arg!r} must be a literal, not {ast.unparse(default)}") from exc
+        properties[arg.arg] = {"type": _JSON_TYPES[kind], "default": value}
+    doc = ast.get_docstring(fn) or ""
+    for line in doc.splitlines():  # "name: description" lines document parameters
+        name, _, text = line.strip().partition(":")
+        if name in properties and text.strip():
+            properties[name]["description"] = text.strip()
+    return {"type": "object", "properties": properties}
+
+
+def run_summary(code: str) -> str:
+    """The first line of ``run``'s docstring ('' when there is none)."""
+    doc = ast.get_docstring(_run_function(code)) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def params_model(schema: dict[str, Any], optional: bool = False) -> type[BaseModel]:
+    """A pydantic model of the schema; with ``optional`` every field may be omitted (None)."""
+    fields: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind = _PY_TYPES.get(prop.get("type", ""), Any)
+        fields[name] = (kind | None, None) if optional else (kind, prop.get("default", ...))
+    return create_model("SkillParams", __config__=ConfigDict(extra="forbid", strict=False), **fields)
+
+
+def validate_params(schema: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with defaults filled in, or ``ParameterError`` naming each wrong one."""
+    try:
+        return params_model(schema)(**params).model_dump()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        raise ParameterError(f"bad skill parameters — {problems}") from exc
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, Any]:
+    """``["formula=O2", "fmax=0.05"]`` → ``{"formula": "O2", "fmax": 0.05}`` (values read as JSON when they are)."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise ParameterError(f"expected NAME=VALUE, got {pair!r}")
+        try:
+            params[name.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            params[name.strip()] = text
+    return params

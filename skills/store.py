@@ -1,0 +1,266 @@
+"""One ``SkillStore`` over maggma ``Store``s: skills, experiences, preferences, sessions, runs, memories.
+
+The backend is a settings choice (``EVOSKILL_STORE``), made in ``open_store`` only:
+
+- ``monty`` (default): ``MontyStore`` on SQLite files under ``EVOSKILL_STORE_PATH`` (persistent, embedded);
+- ``memory``: ``MemoryStore`` (mongomock), one per process;
+- ``mongodb://…`` / ``mongodb+srv://…``: ``MongoURIStore`` (production).
+
+Documents are validated by their pydantic model on the way in and on the way out; an invalid
+document is reported by collection and id, and the rest stay usable. Skill writes are
+idempotent (same content → same skill) and serialised by a lock, so two solves saving the
+same skill at once store one version.
+
+>>> from tasks.settings import Settings
+>>> store = open_store(Settings(store="memory"))
+>>> store.count("skills")
+0
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import TypeVar
+
+from jobflow import JobStore
+from maggma.core import Store
+from maggma.stores import MemoryStore, MongoURIStore, MontyStore
+from pydantic import BaseModel, ValidationError
+
+from skills.documents import Experience, MemoryUnit, Preference, RunRecord, Session, Skill
+from skills.retrieval import TextIndex, load_embedder
+from tasks.files import file_lock
+from tasks.settings import Settings
+
+__all__ = ["StoreError", "StoreDocumentError", "SkillStore", "open_store", "COLLECTIONS"]
+
+log = logging.getLogger(__name__)
+
+D = TypeVar("D", bound=BaseModel)
+
+COLLECTIONS: dict[str, type[BaseModel]] = {
+    "skills": Skill,
+    "experiences": Experience,
+    "preferences": Preference,
+    "sessions": Session,
+    "runs": RunRecord,
+    "memories": MemoryUnit,
+}
+_COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
+_INDEXED = {"skills": ["id", "name"], "memories": ["id", "kind"], "sessions": ["id"], "runs": ["id"]}
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or written."""
+
+
+class StoreDocumentError(StoreError):
+    """A stored document does not match its model."""
+
+
+def _backend(settings: Settings, name: str) -> Store:
+    """The maggma store for one collection, as the settings choose."""
+    where = settings.store
+    if where == "memory":
+        return MemoryStore(collection_name=name, key="id")
+    if where == "monty":
+        return MontyStore(name, database_path=str(settings.store_root()), database_name=settings.store_database, key="id")
+    if where.startswith(("mongodb://", "mongodb+srv://")):
+        return MongoURIStore(where, collection_name=name, database=settings.store_database, key="id")
+    raise StoreError(f"EVOSKILL_STORE={where!r} is not a store: use 'monty', 'memory' or a mongodb:// URI")
+
+
+class SkillStore:
+    """Typed access to evoskill's collections over any maggma backend."""
+
+    def __init__(self, stores: dict[str, Store], lock_path: Path | None = None, embedding_model: str | None = None):
+        self._stores = stores
+        self._lock_path = lock_path
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._embedding_model = embedding_model
+        self._generation = 0
+        self._indexes: dict[str, tuple[int, list[BaseModel], TextIndex]] = {}
+        self.problems: list[str] = []
+        for name, store in stores.items():
+            store.connect()
+            for key in _INDEXED.get(name, []):
+                try:
+                    store.ensure_index(key)
+                except NotImplementedError:  # MontyStore has no indexes; queries scan
+                    pass
+
+    # --- generic documents -------------------------------------------------------------
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Serialise writes within this process and, for file-backed stores, across processes (re-entrant)."""
+        with self._thread_lock:
+            outermost = self._depth == 0
+            self._depth += 1
+            try:
+                with file_lock(self._lock_path) if (self._lock_path and outermost) else nullcontext():
+                    yield
+            finally:
+                self._depth -= 1
+
+    def store(self, collection: str) -> Store:
+        return self._stores[collection]
+
+    def count(self, collection: str, criteria: dict | None = None) -> int:
+        return self._stores[collection].count(criteria or {})
+
+    def _load(self, model: type[D], collection: str, raw: dict) -> D:
+        raw = {k: v for k, v in raw.items() if k not in ("_id", "last_updated")}
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "document"
+            raise StoreDocumentError(
+                f"{collection} document {raw.get('id', '?')!r} is invalid ({where}: {first['msg']}); "
+                f"delete or fix it — the other documents stay usable"
+            ) from exc
+
+    def put(self, document: BaseModel) -> BaseModel:
+        """Insert or replace a document by its id (same content → same id: idempotent)."""
+        collection = _COLLECTION_OF[type(document)]
+        with self.write_lock():
+            self._stores[collection].update([document.model_dump(mode="json")], key="id")
+            self._generation += 1
+        return document
+
+    def get(self, model: type[D], doc_id: str) -> D | None:
+        collection = _COLLECTION_OF[model]
+        raw = self._stores[collection].query_one({"id": doc_id})
+        return self._load(model, collection, raw) if raw else None
+
+    def all(self, model: type[D], criteria: dict | None = None) -> list[D]:
+        """Every valid document of a kind; invalid ones are logged and listed in ``problems``."""
+        collection = _COLLECTION_OF[model]
+        found = []
+        for raw in self._stores[collection].query(criteria or {}):
+            try:
+                found.append(self._load(model, collection, raw))
+            except StoreDocumentError as exc:
+                log.warning("%s", exc)
+                if str(exc) not in self.problems:
+                    self.problems.append(str(exc))
+        return found
+
+    def delete(self, model: type[D], criteria: dict) -> int:
+        collection = _COLLECTION_OF[model]
+        with self.write_lock():
+            n = self._stores[collection].count(criteria)
+            self._stores[collection].remove_docs(criteria)
+            self._generation += 1
+        return n
+
+    # --- skills ------------------------------------------------------------------------
+
+    def put_skill(self, skill: Skill) -> tuple[Skill, bool]:
+        """Store ``skill``; returns (the stored skill, whether it is new).
+
+        The same code, parameters and packages under the same name are the same skill: nothing
+        new is written. Different content under an existing name becomes its next version.
+        """
+        with self.write_lock():
+            versions = self.all(Skill, {"name": skill.name})
+            for existing in versions:
+                if existing.content_hash == skill.content_hash:
+                    return existing, False
+            stored = skill.model_copy(update={"version": max((v.version for v in versions), default=0) + 1})
+            self.put(stored)
+            return stored, True
+
+    def get_skill(self, ref: str) -> Skill:
+        """A skill by id (``name-vN``) or by name (its latest version)."""
+        skill = self.get(Skill, ref)
+        if skill is None:
+            versions = self.all(Skill, {"name": ref})
+            if not versions:
+                raise KeyError(f"no skill {ref!r} in the store (see: evoskill skills list)")
+            skill = max(versions, key=lambda s: s.version)
+        return skill
+
+    def latest_skills(self) -> list[Skill]:
+        """The newest version of every skill."""
+        latest: dict[str, Skill] = {}
+        for skill in self.all(Skill):
+            if skill.name not in latest or skill.version > latest[skill.name].version:
+                latest[skill.name] = skill
+        return sorted(latest.values(), key=lambda s: s.name)
+
+    def delete_skill(self, ref: str) -> int:
+        """Delete one version (by id) or every version (by name); returns how many went."""
+        n = self.delete(Skill, {"id": ref})
+        return n or self.delete(Skill, {"name": ref})
+
+    def record_use(self, skill: Skill, success: bool) -> None:
+        stats = skill.stats.model_copy(update={"uses": skill.stats.uses + 1, "successes": skill.stats.successes + int(success)})
+        self.put(skill.model_copy(update={"stats": stats}))
+
+    # --- retrieval ------------------------------------------------------------------------
+
+    def _index(self, kind: str) -> tuple[list[BaseModel], TextIndex]:
+        """The in-memory index of a collection, rebuilt when this process has written since."""
+        cached = self._indexes.get(kind)
+        if cached and cached[0] == self._generation:
+            return cached[1], cached[2]
+        generation = self._generation
+        documents: list[BaseModel] = list(self.latest_skills()) if kind == "skills" else list(self.all(MemoryUnit))
+        texts = [d.search_text() for d in documents]  # type: ignore[attr-defined]
+        index = TextIndex(texts, load_embedder(self._embedding_model))
+        self._indexes[kind] = (generation, documents, index)
+        return documents, index
+
+    def refresh(self) -> None:
+        """Forget cached indexes (after another process wrote to a shared store)."""
+        self._indexes.clear()
+
+    def search_skills(self, query: str, k: int = 3, threshold: float = 0.0) -> list[tuple[Skill, float]]:
+        documents, index = self._index("skills")
+        return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]
+
+    def search_memories(self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None) -> list[tuple[MemoryUnit, float]]:
+        documents, index = self._index("memories")
+        hits = index.search(query, k=k * 4 if kind else k, threshold=threshold)
+        found = [(documents[h.position], h.similarity) for h in hits if kind is None or documents[h.position].kind == kind]  # type: ignore[union-attr]
+        return found[:k]  # type: ignore[return-value]
+
+    def job_store(self) -> JobStore:
+        """A jobflow ``JobStore`` on the same backend (job outputs of skills run as workflows)."""
+        return JobStore(self._stores["jobs"])
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+
+
+_OPEN: dict[tuple[str, str, str], SkillStore] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_store(settings: Settings) -> SkillStore:
+    """The process's store for these settings (opened once, then shared)."""
+    root = settings.store_root()
+    key = (settings.store, str(root), settings.store_database)
+    with _OPEN_LOCK:
+        if key not in _OPEN:
+            lock_path = None
+            if settings.store == "monty":
+                try:
+                    root.mkdir(parents=True, exist_ok=True)
+                    (root / ".writable").touch()
+                except OSError as exc:
+                    raise StoreError(
+                        f"the skill store folder {root} is not writable ({exc.strerror}); set EVOSKILL_STORE_PATH to a writable folder"
+                    ) from exc
+                lock_path = root / "store.lock"
+            stores = {name: _backend(settings, name) for name in [*COLLECTIONS, "jobs"]}
+            _OPEN[key] = SkillStore(stores, lock_path, settings.embedding_model)
+        return _OPEN[key]

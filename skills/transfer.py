@@ -1,0 +1,60 @@
+"""Export and import skills as JSON files; an imported skill is re-verified in the sandbox before it is stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from skills.documents import Skill
+from skills.params import SkillCodeError, signature_schema, validate_params
+from skills.runner import run_skill
+from skills.store import SkillStore
+from tasks.answer_spec import answers_match
+from tasks.settings import Settings
+
+__all__ = ["SkillFileError", "export_skill", "import_skills"]
+
+
+class SkillFileError(ValueError):
+    """A skill file that cannot be imported."""
+
+
+def export_skill(skill: Skill) -> str:
+    return json.dumps(skill.model_dump(mode="json", exclude={"id", "content_hash"}), indent=2)
+
+
+def _verify(skill: Skill, settings: Settings) -> str | None:
+    """Why the skill does not pass its own test case here, or None."""
+    try:
+        if signature_schema(skill.code)["properties"].keys() != skill.parameters.get("properties", {}).keys():
+            return "its parameters do not match run()'s signature"
+        params = validate_params(skill.parameters, dict(skill.test_case.params))
+    except (SkillCodeError, ValueError) as exc:
+        return str(exc)
+    execution = run_skill(skill, params, settings)
+    if not execution.ok:
+        return f"its test case failed: {execution.error}"
+    if not answers_match(execution.answer, skill.test_case.expected, skill.test_case.tolerance):
+        return f"its test case gave {execution.answer!r}, expected {skill.test_case.expected!r}"
+    return None
+
+
+def import_skills(path: Path, store: SkillStore, settings: Settings) -> list[tuple[str, str]]:
+    """Import one skill or a list from ``path``; returns (skill, 'stored ID' | 'known ID' | 'rejected: why') rows."""
+    try:
+        data = json.loads(Path(path).read_text())
+        skills = TypeAdapter(list[Skill]).validate_python(data if isinstance(data, list) else [data])
+    except (OSError, json.JSONDecodeError, ValidationError) as exc:
+        raise SkillFileError(f"{path}: not a skill file ({str(exc).splitlines()[0]})") from exc
+    rows = []
+    for skill in skills:
+        skill = skill.model_copy(update={"provenance": skill.provenance.model_copy(update={"source": "import"})})
+        problem = _verify(skill, settings)
+        if problem:
+            rows.append((skill.name, f"rejected: {problem}"))
+            continue
+        stored, new = store.put_skill(skill)
+        rows.append((skill.name, f"{'stored' if new else 'known'} {stored.id}"))
+    return rows

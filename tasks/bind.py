@@ -1,0 +1,75 @@
+"""Skill path: bind a skill's parameters from the query (one LLM call) and run it — no code is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NONE
+from pydantic import JsonValue
+
+from skills.documents import Skill
+from skills.params import ParameterError, params_model, validate_params
+from skills.runner import run_skill
+from tasks.answer_spec import coerce_answer, format_answer
+from tasks.llm import LLMClient, LLMError
+from tasks.models import AnswerSpec, ExecutionResult, SolveRequest, StageOutcome
+from tasks.settings import Settings
+from tasks.stage import Stopwatch, report, retry_on_transient
+
+__all__ = ["SkillRun", "bind_parameters", "run_bound_skill"]
+
+
+class SkillRun(StageOutcome):
+    skill_id: str
+    params: dict[str, JsonValue] = {}
+    execution: ExecutionResult | None = None
+    success: bool = False
+    answer: JsonValue = None
+    formatted: str | None = None
+
+
+def bind_parameters(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[str, Any]:
+    """Values for the skill's parameters read from the query; defaults fill what it does not say."""
+    properties = skill.parameters.get("properties", {})
+    if not properties:
+        return {}
+    lines = [
+        f"- {name} ({prop.get('type')}): {prop.get('description', '')} (example: {prop.get('default')!r})"
+        for name, prop in properties.items()
+    ]
+    system = "You fill in the parameters of a scientific tool from a user's question. Use null for a parameter the question does not state."
+    user = f"Tool: {skill.description}\nParameters:\n" + "\n".join(lines) + f"\n\nQuestion: {request.query}"
+    reply = llm.structured("bind", system, user, params_model(skill.parameters, optional=True))
+    given = {k: v for k, v in reply.model_dump().items() if v is not None}
+    return validate_params(skill.parameters, given)
+
+
+@task(name="skill", task_run_name="skill: {skill.name}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+def run_bound_skill(request: SolveRequest, skill: Skill, llm: LLMClient, settings: Settings) -> SkillRun:
+    """Bind parameters, run the skill in the sandbox, and hold its answer to the query's format."""
+    watch = Stopwatch()
+    report("skill", "start", skill.id)
+    done = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id)
+    try:
+        params = bind_parameters(request, skill, llm)
+    except (LLMError, ParameterError) as exc:
+        report("skill", "failed", str(exc))
+        return SkillRun(**done, wall_s=watch.elapsed(), llm_calls=llm.calls_for("bind"), error=f"binding parameters: {exc}")
+    report("skill", "progress", f"{skill.id}({params})")
+    execution = run_skill(skill, params, settings)
+    spec = request.spec if request.spec.output_type != "any" else AnswerSpec(output_type=skill.output_type, unit=skill.unit)
+    value, problem = coerce_answer(execution.answer, spec) if execution.ok else (None, execution.error or "the skill failed")
+    result = SkillRun(
+        **done,
+        wall_s=watch.elapsed(),
+        llm_calls=llm.calls_for("bind"),
+        params=params,
+        execution=execution,
+        success=problem is None,
+        answer=value,
+        formatted=format_answer(value, spec) if problem is None else None,
+        error=problem,
+    )
+    report("skill", "done" if result.success else "failed", result.formatted or problem or "")
+    return result

@@ -1,0 +1,68 @@
+"""Memory tools: ``save_to_memory`` and ``search_memory`` over ChemAgent's three memories.
+
+- planning: strategies that worked ("condition → how to approach it");
+- execution: (condition, sub-task, sub-solution) units, e.g. a query and the code that answered it;
+- knowledge: principles for the task at hand; kept for one task only (``TaskKnowledge``), never stored.
+
+>>> from tasks.settings import Settings
+>>> from skills.store import open_store
+>>> store = open_store(Settings(store="memory", workspace="/tmp/evoskill-doctest"))
+>>> _ = save_to_memory(store, "execution", "count RDKit fragments of a SMILES", "from rdkit import Chem ...")
+>>> [hit.memory.subtask for hit in search_memory(store, "how many RDKit fragments does this SMILES have")]
+['count RDKit fragments of a SMILES']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel
+
+from skills.documents import MemoryUnit
+from skills.store import SkillStore
+
+__all__ = ["MemoryHit", "save_to_memory", "search_memory", "TaskKnowledge"]
+
+
+class MemoryHit(BaseModel):
+    memory: MemoryUnit
+    similarity: float
+
+
+def save_to_memory(
+    store: SkillStore,
+    kind: Literal["planning", "execution", "knowledge"],
+    subtask: str,
+    solution: str,
+    condition: str = "",
+    source: str | None = None,
+    knowledge: TaskKnowledge | None = None,
+) -> MemoryUnit | None:
+    """Keep what was learned. Planning and execution units are stored (saving twice keeps one);
+    knowledge goes to the task's ``TaskKnowledge`` only and is returned as None."""
+    if kind == "knowledge":
+        if knowledge is not None:
+            knowledge.add(f"{subtask}: {solution}")
+        return None
+    unit = MemoryUnit(kind=kind, condition=condition, subtask=subtask, solution=solution, source=source)
+    store.put(unit)
+    return unit
+
+
+def search_memory(
+    store: SkillStore, query: str, kind: Literal["planning", "execution"] | None = None, k: int = 3, threshold: float = 0.3
+) -> list[MemoryHit]:
+    """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first."""
+    return [MemoryHit(memory=m, similarity=s) for m, s in store.search_memories(query, k=k, threshold=threshold, kind=kind)]
+
+
+@dataclass
+class TaskKnowledge:
+    """Principles and formulas noted while solving one task; discarded with it."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
