@@ -162,7 +162,7 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
     result.unit = request.spec.unit
     result.path = path  # type: ignore[assignment]
     result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]
-    result.code = t.answer.code if (t.answer and t.answer.success) else _last_code(t)
+    result.code = answer.code if (answer and answer.success) else _last_code(t)
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
     if path in ("simple", "deep") and llm is not None:
         if result.success and settings.learn:

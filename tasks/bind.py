@@ -9,6 +9,7 @@ from prefect.cache_policies import NONE
 from pydantic import JsonValue
 
 from skills.documents import Skill
+from skills.grounding import GroundingError, ground_params
 from skills.params import ParameterError, params_model, validate_params
 from skills.runner import run_skill
 from tasks.answer_spec import coerce_answer, format_answer
@@ -22,6 +23,7 @@ __all__ = ["SkillRun", "bind_parameters", "run_bound_skill"]
 
 class SkillRun(StageOutcome):
     skill_id: str
+    code: str | None = None
     params: dict[str, JsonValue] = {}
     execution: ExecutionResult | None = None
     success: bool = False
@@ -30,19 +32,16 @@ class SkillRun(StageOutcome):
 
 
 def bind_parameters(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[str, Any]:
-    """Values for the skill's parameters read from the query; defaults fill what it does not say."""
+    """Values for the skill's parameters: proposed by the model, grounded in the query, validated by the schema."""
     properties = skill.parameters.get("properties", {})
     if not properties:
         return {}
-    lines = [
-        f"- {name} ({prop.get('type')}): {prop.get('description', '')} (example: {prop.get('default')!r})"
-        for name, prop in properties.items()
-    ]
-    system = "You fill in the parameters of a scientific tool from a user's question. Use null for a parameter the question does not state."
-    user = f"Tool: {skill.description}\nParameters:\n" + "\n".join(lines) + f"\n\nQuestion: {request.query}"
+    lines = [f"- {name} ({prop.get('type')}): {prop.get('description', '')}" for name, prop in properties.items()]
+    system = "Extract parameter values from the question. Copy each value exactly as it is written in the question; use null when it is not there."
+    user = f"Question: {request.query}\n\nParameters:\n" + "\n".join(lines)
     reply = llm.structured("bind", system, user, params_model(skill.parameters, optional=True))
-    given = {k: v for k, v in reply.model_dump().items() if v is not None}
-    return validate_params(skill.parameters, given)
+    proposed = {k: v for k, v in reply.model_dump().items() if v is not None}
+    return validate_params(skill.parameters, ground_params(skill.parameters, proposed, request.query))
 
 
 @task(name="skill", task_run_name="skill: {skill.name}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
@@ -50,10 +49,10 @@ def run_bound_skill(request: SolveRequest, skill: Skill, llm: LLMClient, setting
     """Bind parameters, run the skill in the sandbox, and hold its answer to the query's format."""
     watch = Stopwatch()
     report("skill", "start", skill.id)
-    done = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id)
+    done = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code)
     try:
         params = bind_parameters(request, skill, llm)
-    except (LLMError, ParameterError) as exc:
+    except (LLMError, ParameterError, GroundingError) as exc:
         report("skill", "failed", str(exc))
         return SkillRun(**done, wall_s=watch.elapsed(), llm_calls=llm.calls_for("bind"), error=f"binding parameters: {exc}")
     report("skill", "progress", f"{skill.id}({params})")
