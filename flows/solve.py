@@ -20,7 +20,7 @@ from prefect.context import get_run_context
 from flows.deep_solve import DeepSolveOutcome, deep_solve
 from flows.learn_step import Learned, learn_from_solve, record_run, remember_failure
 from flows.session import Conversation, is_feedback
-from skills.store import open_store
+from skills.store import SkillStore, open_store
 from tasks.answer_spec import read_answer_spec
 from tasks.bind import SkillRun, run_bound_skill
 from tasks.files import write_atomic
@@ -105,17 +105,18 @@ def _last_code(t: SolveTrajectory) -> str | None:
     return None
 
 
-def _route(request: SolveRequest, found: Recall, llm: LLMClient, settings: Settings, t: SolveTrajectory) -> str:
+def _route(request: SolveRequest, found: Recall, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
     """Answer through the best route, filling ``t``; returns the path taken."""
     match = found.usable_skill(settings)
     if match is not None:
         t.skill_run = run_bound_skill(request, match.skill, llm, settings)
+        store.record_use(match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
         report("solve", "progress", f"skill {match.skill.id} did not answer ({t.skill_run.error}); solving with code")
     if settings.triage_llm:
         reply = triage(request, llm)
-        if reply.clarify:
+        if reply.question:
             t.result.question = reply.question
             return "clarify"
     if any(hit.memory.kind == "execution" for hit in found.memories):
@@ -148,7 +149,7 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
         llm = llm or make_client(settings)
         t.recall = recall(request.query, store, settings)
         request.context = "\n\n".join(p for p in (t.recall.context(), request.context) if p)
-        path = _route(request, t.recall, llm, settings, t)
+        path = _route(request, t.recall, llm, store, settings, t)
     except LLMError as exc:
         error = str(exc)
         report("solve", "failed", error)

@@ -134,7 +134,7 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
             result.reasons.append(f"{method}: {exc}")
             continue
         params = {k: v["default"] for k, v in schema["properties"].items()}
-        packages = module_names(request.packages + imported_packages(code))
+        packages = module_names(request.packages + imported_packages(request.code) + imported_packages(code))
         execution = run_skill_code(code, packages, params, settings, f"verify-{name}")
         result.verification = execution
         if not execution.ok:

@@ -31,7 +31,7 @@ from maggma.core import Store
 from maggma.stores import MemoryStore, MongoURIStore, MontyStore
 from pydantic import BaseModel, ValidationError
 
-from skills.documents import Experience, MemoryUnit, Preference, RunRecord, Session, Skill
+from skills.documents import Experience, MemoryUnit, Preference, RunRecord, Session, Skill, SkillStats
 from skills.retrieval import TextIndex, load_embedder
 from tasks.files import file_lock
 from tasks.settings import Settings
@@ -126,12 +126,15 @@ class SkillStore:
                 f"delete or fix it — the other documents stay usable"
             ) from exc
 
-    def put(self, document: BaseModel) -> BaseModel:
-        """Insert or replace a document by its id (same content → same id: idempotent)."""
+    def put(self, document: BaseModel, reindex: bool = True) -> BaseModel:
+        """Insert or replace a document by its id (same content → same id: idempotent).
+
+        ``reindex=False`` keeps the retrieval indexes (for changes retrieval does not read, e.g. usage counts).
+        """
         collection = _COLLECTION_OF[type(document)]
         with self.write_lock():
             self._stores[collection].update([document.model_dump(mode="json")], key="id")
-            self._generation += 1
+            self._generation += int(reindex)
         return document
 
     def get(self, model: type[D], doc_id: str) -> D | None:
@@ -201,8 +204,13 @@ class SkillStore:
         return n or self.delete(Skill, {"name": ref})
 
     def record_use(self, skill: Skill, success: bool) -> None:
-        stats = skill.stats.model_copy(update={"uses": skill.stats.uses + 1, "successes": skill.stats.successes + int(success)})
-        self.put(skill.model_copy(update={"stats": stats}))
+        """Count one use of a skill (read afresh under the lock, so concurrent uses all count)."""
+        with self.write_lock():
+            current = self.get(Skill, skill.id)
+            if current is None:
+                return
+            stats = SkillStats(uses=current.stats.uses + 1, successes=current.stats.successes + int(success))
+            self.put(current.model_copy(update={"stats": stats}), reindex=False)
 
     # --- retrieval ------------------------------------------------------------------------
 

@@ -24,3 +24,31 @@ N2_TYPO = N2_CODE.replace("from ase.build import molecule", "from ase.build impo
 WRONG_ANSWER = "import json\nprint(json.dumps(1.2345))\n"
 
 CRASH = "raise ValueError('scripted failure')\n"
+
+O2_QUERY = N2_QUERY.replace("a nitrogen molecule", "an oxygen molecule O2")
+O2_ANSWER = 8.5753
+
+# The generalisation a model would write for N2_CODE: one run() with the molecule and fmax as parameters.
+N2_SKILL = """import json
+from ase import Atoms
+from ase.build import molecule
+from ase.calculators.emt import EMT
+from ase.optimize import BFGS
+
+
+def run(formula: str = "N2", fmax: float = 0.01) -> float:
+    \"\"\"Atomization energy (eV) of a molecule with ASE's EMT calculator.
+
+    formula: molecule formula for ase.build.molecule
+    fmax: BFGS force threshold in eV/A
+    \"\"\"
+    mol = molecule(formula)
+    mol.calc = EMT()
+    BFGS(mol, logfile=None).run(fmax=fmax)
+    isolated = 0.0
+    for symbol in mol.get_chemical_symbols():
+        atom = Atoms(symbol)
+        atom.calc = EMT()
+        isolated += atom.get_potential_energy()
+    return round(isolated - mol.get_potential_energy(), 4)
+"""

@@ -16,7 +16,7 @@ def test_help_explains(capsys):
 
 
 def test_solve_json_is_one_object_on_stdout(scripted, capsys):
-    scripted([{"stage": "triage", "content": {"clarify": False}}, {"stage": "research", "content": {"code": N2_CODE}}])
+    scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": N2_CODE}}])
     assert main(["solve", N2_QUERY, "--json"]) == 0
     out, err = capsys.readouterr()
     summary = json.loads(out)
@@ -30,7 +30,7 @@ def test_solve_json_is_one_object_on_stdout(scripted, capsys):
 def test_failed_solve_exits_1_and_shows_code_and_error(scripted, capsys, monkeypatch):
     monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["diagnostic"]')
     monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
-    scripted([{"stage": "triage", "content": {"clarify": False}}, {"stage": "research", "content": {"code": CRASH}}, {"stage": "debug", "content": {"code": CRASH}}])
+    scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": CRASH}}, {"stage": "debug", "content": {"code": CRASH}}])
     assert main(["solve", N2_QUERY]) == 1
     out = capsys.readouterr().out
     assert "No answer:" in out and "ValueError: scripted failure" in out and CRASH.strip() in out

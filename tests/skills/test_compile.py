@@ -1,0 +1,51 @@
+"""Generalise → verify: only a skill that reproduces the accepted answer in the sandbox is kept."""
+
+import pytest
+
+from benchmarks.task import load_task
+from flows.learn import learn_task
+from skills.compile import CompileRequest, compile_skill, default_tolerance
+from skills.store import open_store
+from tasks.models import AnswerSpec
+from tasks.settings import get_settings
+from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY
+
+
+@pytest.fixture
+def settings(workspace):
+    return get_settings()
+
+
+def test_a_script_without_run_is_kept_literally_when_no_model_is_given(settings):
+    result = compile_skill(CompileRequest(code=N2_CODE, query=N2_QUERY, expected=N2_ANSWER, tolerance=0.001), settings)
+    assert result.ok and result.method == "literal"
+    assert result.skill.parameters["properties"] == {} and result.skill.packages == ["ase"]
+    assert result.verification.answer == N2_ANSWER
+
+
+def test_failing_verification_keeps_nothing(settings):
+    task = load_task("skills/library/ase_emt_atomization_n2.json").model_copy(update={"answer": 9.5})
+    outcome = learn_task(task, settings, llm=None)
+    assert outcome.status == "rejected" and "re-run gave 9.9372, not the accepted 9.5" in outcome.reason
+    assert open_store(settings).count("skills") == 0 and open_store(settings).count("memories") == 0
+
+
+def test_a_script_that_crashes_on_rerun_is_rejected_with_its_error(settings):
+    result = compile_skill(CompileRequest(code="import json, random\nprint(json.dumps(random.random()))\n", query="q", expected=0.5), settings)
+    assert not result.ok and result.skill is None
+    assert all("re-run gave" in reason for reason in result.reasons)
+
+
+def test_learn_uses_the_run_signature_and_the_task_answer(settings):
+    outcome = learn_task(load_task("skills/library/rdkit_fragments_benzyl.json"), settings, llm=None)
+    assert outcome.status == "learned" and outcome.method == "signature" and outcome.skill_id == "rdkit_fragment_count-v1"
+    skill = open_store(settings).get_skill("rdkit_fragment_count")
+    assert skill.provenance.source == "learn" and skill.provenance.task_id == "rdkit_fragments_benzyl"
+    assert skill.test_case.expected == 40 and skill.test_case.tolerance is None and skill.output_type == "int"
+    assert learn_task(load_task("skills/library/rdkit_fragments_benzyl.json"), settings, llm=None).status == "known"
+
+
+def test_default_tolerance_follows_the_asked_decimals():
+    assert default_tolerance(9.9372, AnswerSpec(output_type="float", decimals=4)) == pytest.approx(5e-5)
+    assert default_tolerance(40, AnswerSpec(output_type="int")) is None
+    assert default_tolerance(1234.5, AnswerSpec()) == pytest.approx(1.2345e-3)

@@ -1,0 +1,27 @@
+"""Skills run in the sandbox: missing packages are reported before running; jobs carry resources."""
+
+from skills.documents import Skill, TestCase
+from skills.maker import SkillMaker
+from skills.runner import run_skill
+from tasks.settings import get_settings
+
+
+def test_a_skill_whose_packages_are_missing_is_reported_not_run(workspace):
+    skill = Skill(name="needs_it", code="import not_installed_pkg_xyz\ndef run() -> int:\n    return 1\n",
+                  packages=["not_installed_pkg_xyz"], test_case=TestCase(expected=1))
+    execution = run_skill(skill, {}, get_settings())
+    assert not execution.ok and execution.exit_code is None
+    assert "not installed: not_installed_pkg_xyz" in execution.error
+
+
+def test_the_skill_module_main_block_stays_quiet(workspace):
+    code = "import json\ndef run(x: int = 2) -> int:\n    return x * 3\nif __name__ == '__main__':\n    print(json.dumps(-1))\n"
+    execution = run_skill(Skill(name="triple", code=code, test_case=TestCase(params={"x": 2}, expected=6)), {"x": 5}, get_settings())
+    assert execution.ok and execution.answer == 15 and execution.stdout.strip() == "15"
+
+
+def test_gpu_skills_are_annotated_for_the_scheduler():
+    skill = Skill(name="mlip", code="def run() -> int:\n    return 1\n", resources={"gpu": True}, test_case=TestCase(expected=1))
+    job = SkillMaker.from_skill(skill).make()
+    assert job.name == "mlip-v1" and job.metadata["resources"] == {"GPU": 1}
+    assert SkillMaker.from_skill(skill.model_copy(update={"resources": {"gpu": False}})).make().metadata["resources"] == {}

@@ -1,0 +1,107 @@
+"""SkillStore on real maggma stores: validation both ways, idempotent writes, versions, concurrency, bad paths."""
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from skills.documents import Experience, Skill, TestCase
+from skills.store import SkillStore, StoreDocumentError, StoreError, open_store
+from tasks.settings import Settings
+
+ROOT = Path(__file__).parents[2]
+
+
+def make_skill(code: str = "def run(x: int = 1) -> int:\n    return x + 1\n", name: str = "add_one") -> Skill:
+    return Skill(name=name, description="adds one to x", code=code, test_case=TestCase(params={"x": 1}, expected=2))
+
+
+@pytest.fixture(params=["memory", "monty"])
+def store(request, tmp_path) -> SkillStore:
+    return open_store(Settings(store=request.param, workspace=tmp_path / "ws"))
+
+
+def test_same_skill_twice_is_one_document_and_new_code_a_new_version(store):
+    first, new = store.put_skill(make_skill())
+    again, new_again = store.put_skill(make_skill())
+    assert (first.id, new, again.id, new_again) == ("add_one-v1", True, "add_one-v1", False)
+    second, _ = store.put_skill(make_skill("def run(x: int = 1) -> int:\n    return 1 + x\n"))
+    assert second.id == "add_one-v2" and store.count("skills") == 2
+    assert store.get_skill("add_one").id == "add_one-v2" and store.get_skill("add_one-v1").version == 1
+    assert [s.id for s in store.latest_skills()] == ["add_one-v2"]
+    assert store.delete_skill("add_one") == 2 and store.count("skills") == 0
+
+
+def test_documents_round_trip_through_their_models(store):
+    experience = Experience(query="q", path="deep", verdict="failed", reasons=["r"])
+    store.put(experience)
+    store.put(experience)  # idempotent: the id is the content hash
+    assert store.all(Experience) == [experience] and store.get(Experience, experience.id) == experience
+
+
+def test_an_invalid_document_is_named_and_the_rest_stay_usable(store):
+    store.put_skill(make_skill())
+    store.store("skills").update([{"id": "broken-v1", "name": "Broken Name!", "code": ""}], key="id")
+    assert [s.id for s in store.latest_skills()] == ["add_one-v1"]
+    assert any("'broken-v1'" in p and "name" in p for p in store.problems)
+    with pytest.raises(StoreDocumentError, match="skills document 'broken-v1' is invalid"):
+        store.get_skill("broken-v1")
+
+
+def test_missing_skill_is_a_clear_key_error(store):
+    with pytest.raises(KeyError, match="no skill 'nothing'"):
+        store.get_skill("nothing")
+
+
+def test_concurrent_saves_of_one_skill_store_one_version(store):
+    threads = [threading.Thread(target=store.put_skill, args=(make_skill(),)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.count("skills") == 1
+
+
+def test_two_processes_saving_at_once_lose_nothing(tmp_path):
+    program = (
+        "import sys\n"
+        "from skills.documents import Skill, TestCase\n"
+        "from skills.store import open_store\n"
+        "from tasks.settings import Settings\n"
+        f"store = open_store(Settings(store='monty', workspace={str(tmp_path / 'ws')!r}))\n"
+        "for extra in ['', sys.argv[1]]:\n"
+        "    code = 'def run(x: int = 1) -> int:\\n    return x + 1\\n' + extra\n"
+        "    store.put_skill(Skill(name='add_one', code=code, test_case=TestCase(params={'x': 1}, expected=2)))\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", program, f"# process {i}\n"], cwd=ROOT) for i in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    store = open_store(Settings(store="monty", workspace=tmp_path / "ws"))
+    skills = store.all(Skill)
+    # The shared skill once, and each process's own variant as its own version: 1, 2, 3.
+    assert sorted(s.version for s in skills) == [1, 2, 3]
+    assert len({s.content_hash for s in skills}) == 3
+
+
+def test_unwritable_store_path_is_reported(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match="EVOSKILL_STORE_PATH"):
+        open_store(Settings(store="monty", store_path=blocker / "store", workspace=tmp_path))
+
+
+def test_unknown_store_setting_is_reported(tmp_path):
+    with pytest.raises(StoreError, match="'postgres' is not a store"):
+        open_store(Settings(store="postgres", workspace=tmp_path))
+
+
+def test_skill_search_ranks_by_similarity(store):
+    store.put_skill(make_skill())
+    store.put_skill(
+        Skill(name="rdkit_fragments", description="count RDKit fragments of a SMILES", code="def run() -> int:\n    return 40\n",
+              test_case=TestCase(expected=40))
+    )
+    [(skill, similarity)] = store.search_skills("How many RDKit fragments has the SMILES CCO?", k=1)
+    assert skill.name == "rdkit_fragments" and 0 < similarity <= 1
+    assert store.search_skills("band gap of silicon", threshold=0.2) == []
