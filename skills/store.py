@@ -270,5 +270,7 @@ def open_store(settings: Settings) -> SkillStore:
                     ) from exc
                 lock_path = root / "store.lock"
             stores = {name: _backend(settings, name) for name in [*COLLECTIONS, "jobs"]}
-            _OPEN[key] = SkillStore(stores, lock_path, settings.embedding_model)
+            # Opening creates the Monty files and config: two processes doing it at once race on them.
+            with file_lock(lock_path) if lock_path else nullcontext():
+                _OPEN[key] = SkillStore(stores, lock_path, settings.embedding_model)
         return _OPEN[key]

@@ -75,13 +75,13 @@ def test_two_processes_saving_at_once_lose_nothing(tmp_path):
         "    code = 'def run(x: int = 1) -> int:\\n    return x + 1\\n' + extra\n"
         "    store.put_skill(Skill(name='add_one', code=code, test_case=TestCase(params={'x': 1}, expected=2)))\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", program, f"# process {i}\n"], cwd=ROOT) for i in range(2)]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    procs = [subprocess.Popen([sys.executable, "-c", program, f"# process {i}\n"], cwd=ROOT) for i in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
     store = open_store(Settings(store="monty", workspace=tmp_path / "ws"))
     skills = store.all(Skill)
-    # The shared skill once, and each process's own variant as its own version: 1, 2, 3.
-    assert sorted(s.version for s in skills) == [1, 2, 3]
-    assert len({s.content_hash for s in skills}) == 3
+    # The shared skill once, and each process's own variant as its own version: 1 to 5.
+    assert sorted(s.version for s in skills) == [1, 2, 3, 4, 5]
+    assert len({s.content_hash for s in skills}) == 5
 
 
 def test_unwritable_store_path_is_reported(tmp_path):
