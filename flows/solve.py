@@ -153,7 +153,6 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
     except LLMError as exc:
         error = str(exc)
         report("solve", "failed", error)
-    calls = llm.calls if llm else []
     skill_ok = t.skill_run is not None and t.skill_run.success
     answer: FinalAnswer | SkillRun | None = t.skill_run if skill_ok else t.answer
     result = t.result
@@ -165,17 +164,22 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
     result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]
     result.code = answer.code if (answer and answer.success) else _last_code(t)
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
+    learn_error = None
     if path in ("simple", "deep") and llm is not None:
-        if result.success and settings.learn:
-            t.learned = learn_from_solve(request, t, path, store, llm, settings)
-            result.learned = t.learned.stored
-            result.skill_id = t.learned.skill_id
-        elif not result.success:
-            remember_failure(store, request, path, result)
-    calls = llm.calls if llm else calls
+        try:  # the answer is kept whatever happens while learning from it
+            if result.success and settings.learn:
+                t.learned = learn_from_solve(request, t, path, store, llm, settings)
+                result.learned = t.learned.stored
+                result.skill_id = t.learned.skill_id
+            elif not result.success:
+                remember_failure(store, request, path, result)
+        except Exception as exc:  # noqa: BLE001 - reported as the learn stage's failure
+            learn_error = f"{type(exc).__name__}: {exc}"
+            report("learn", "failed", learn_error)
+    calls = llm.calls if llm else []
     result.llm_calls = len(calls)
     result.tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
-    result.stages = _stages(t)
+    result.stages = _stages(t) + ([StageRecord(name="learn", wall_s=0.0, ok=False, detail=learn_error)] if learn_error else [])
     result.wall_s = round(time.perf_counter() - started, 4)
     t.llm_calls = list(calls)
     result.trajectory_path = str(_write(t, settings))

