@@ -16,6 +16,7 @@ the question was answered, 1 when it was not (or a clarifying question came back
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -92,6 +93,9 @@ def _explain(error: ValidationError) -> str:
 def _solve(args: argparse.Namespace) -> int:
     if not args.query.strip():
         print("evoskill solve: the question is empty", file=sys.stderr)
+        return 2
+    if args.session is not None and not re.fullmatch(r"[\w.-]+", args.session):
+        print(f"evoskill solve: --session {args.session!r}: use letters, digits, '.', '_' or '-'", file=sys.stderr)
         return 2
     from flows.prefect_api import prefect_runtime
     from flows.solve import solve

@@ -41,6 +41,11 @@ def test_empty_question_is_a_usage_error(capsys):
     assert "empty" in capsys.readouterr().err
 
 
+def test_bad_session_id_is_a_usage_error(capsys):
+    assert main(["solve", "what?", "--session", "my session"]) == 2
+    assert "--session 'my session'" in capsys.readouterr().err
+
+
 def test_bad_setting_is_reported_not_raised(scripted, capsys, monkeypatch):
     scripted([])
     monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["guessing"]')
