@@ -72,6 +72,7 @@ def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
     """Learn every task file; a malformed task is reported and the rest still run."""
     settings = get_settings(llm_backend=backend)
     llm: LLMClient | None = None
+    llm_tried = False
     outcomes = []
     for path in paths:
         try:
@@ -79,7 +80,8 @@ def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
         except TaskFormatError as exc:
             outcomes.append(LearnOutcome(task=str(path), status="rejected", reason=str(exc)))
             continue
-        if llm is None and "def run(" not in task.solution_code_or_process:
+        if not llm_tried and "def run(" not in task.solution_code_or_process:
+            llm_tried = True  # one attempt: an unreachable model is not retried for every task
             try:  # only a plain script needs the model to generalise it
                 llm = make_client(settings)
             except LLMError as exc:

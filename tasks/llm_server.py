@@ -8,7 +8,6 @@ every later command finds it there. ``evoskill llm serve|status|stop`` manage it
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import signal
 import socket

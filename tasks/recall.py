@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prefect import task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from skills.documents import Preference, Skill
 from skills.store import SkillStore
@@ -21,8 +21,6 @@ class SkillMatch(BaseModel):
 
 
 class Recall(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     skills: list[SkillMatch] = Field(default_factory=list)
     memories: list[MemoryHit] = Field(default_factory=list)
     preferences: list[Preference] = Field(default_factory=list)
