@@ -4,6 +4,7 @@
     evoskill skills list|show ID|run ID --param k=v|export ID|import FILE|delete ID
     evoskill learn TASK.json...
     evoskill memory search "TEXT"
+    evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
     evoskill llm serve|status|stop
 
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
@@ -23,6 +24,8 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from flows.cli_bench import add_parser as add_bench_parser
+from flows.cli_bench import run_bench
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
 
@@ -45,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
+    add_bench_parser(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
     return parser
@@ -153,7 +157,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory}[args.command]
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench}[args.command]
     try:
         return handler(args)
     except ValidationError as exc:

@@ -14,7 +14,7 @@ from tasks.output import output_processor
 from tasks.research import research
 from tasks.settings import Settings
 
-__all__ = ["DeepSolveOutcome", "deep_solve"]
+__all__ = ["DeepSolveOutcome", "deep_solve", "debug_strategies"]
 
 
 class DeepSolveOutcome(BaseModel):
@@ -22,6 +22,13 @@ class DeepSolveOutcome(BaseModel):
     code_agent: CodeAgentResult
     debug: list[DebugResult] = Field(default_factory=list)
     answer: FinalAnswer
+
+
+def debug_strategies(settings: Settings) -> list[str]:
+    """The debug branches to run: none without debug agents, no introspection branch without self-reflection."""
+    if not settings.debug_agents:
+        return []
+    return [s for s in settings.debug_strategies if settings.self_reflection or s != "introspection"]
 
 
 def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
@@ -46,10 +53,11 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
     researched = research.with_options(**retries)(request, llm)
     first = code_agent(request, researched, settings)
     branches: list[DebugResult] = []
-    if first.needs_debug:
+    strategies = debug_strategies(settings)
+    if first.needs_debug and strategies:
         futures = debug.with_options(**retries).map(
-            strategy=settings.debug_strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
+            strategy=strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
         )
-        branches = [_branch(s, f) for s, f in zip(settings.debug_strategies, futures)]
+        branches = [_branch(s, f) for s, f in zip(strategies, futures)]
     answer = output_processor(request, first, branches)
     return DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)

@@ -105,9 +105,9 @@ def _last_code(t: SolveTrajectory) -> str | None:
     return None
 
 
-def _route(request: SolveRequest, found: Recall, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
+def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
     """Answer through the best route, filling ``t``; returns the path taken."""
-    match = found.usable_skill(settings)
+    match = found.usable_skill(settings) if found else None
     if match is not None:
         t.skill_run = run_bound_skill(request, match.skill, llm, settings)
         store.record_use(match.skill, t.skill_run.success)
@@ -119,7 +119,7 @@ def _route(request: SolveRequest, found: Recall, llm: LLMClient, store: SkillSto
         if reply.question:
             t.result.question = reply.question
             return "clarify"
-    if any(hit.memory.kind == "execution" for hit in found.memories):
+    if found and any(hit.memory.kind == "execution" for hit in found.memories):
         t.simple = simple_solve(request, llm, settings)
         if not t.simple.needs_debug:
             t.answer = output_processor(request, t.simple, [])
@@ -147,8 +147,9 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
     path, error = "deep", None
     try:
         llm = llm or make_client(settings)
-        t.recall = recall(request.query, store, settings)
-        request.context = "\n\n".join(p for p in (t.recall.context(), request.context) if p)
+        if settings.use_memory and settings.continuous_learning:
+            t.recall = recall(request.query, store, settings)
+        request.context = "\n\n".join(p for p in (t.recall.context() if t.recall else "", request.context) if p)
         path = _route(request, t.recall, llm, store, settings, t)
     except LLMError as exc:
         error = str(exc)

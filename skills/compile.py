@@ -24,7 +24,7 @@ from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.retrieval import tokens
 from skills.runner import run_skill_code
 from skills.store import SkillStore
-from tasks.answer_spec import answers_match
+from tasks.answer_check import check_answer
 from tasks.llm import LLMClient, LLMError
 from tasks.models import AnswerSpec, ExecutionResult, LLMCall
 from tasks.settings import Settings
@@ -140,10 +140,9 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         if not execution.ok:
             result.reasons.append(f"{method}: the skill failed when re-run — {execution.error}")
             continue
-        if not answers_match(execution.answer, request.expected, request.tolerance):
-            result.reasons.append(
-                f"{method}: re-run gave {execution.answer!r}, not the accepted {request.expected!r} (tolerance {request.tolerance})"
-            )
+        check = check_answer(execution.answer, request.expected, request.tolerance)
+        if not check.passed:
+            result.reasons.append(f"{method}: the re-run does not reproduce the accepted answer ({check.reason})")
             continue
         result.ok, result.method = True, method
         result.skill = Skill(

@@ -1,4 +1,4 @@
-"""The documents evoskill keeps: skills, experiences, preferences, sessions, runs and memories.
+"""The documents evoskill keeps: skills, experiences, preferences, sessions, runs, memories and benchmark results.
 
 Every document is a pydantic model; the store validates it on the way in and on the way out.
 
@@ -32,6 +32,8 @@ __all__ = [
     "Session",
     "RunRecord",
     "MemoryUnit",
+    "BenchmarkRun",
+    "BenchmarkRecord",
 ]
 
 
@@ -210,3 +212,50 @@ class MemoryUnit(_Document):
 
     def search_text(self) -> str:
         return f"{self.condition} {self.subtask}"
+
+
+class BenchmarkRun(_Document):
+    """One benchmark: its configuration, and whether it finished (an unfinished one is resumed)."""
+
+    id: str
+    config_hash: str = Field(description="Identity of suite, systems, repetitions, levels and model.")
+    config: dict[str, JsonValue] = Field(default_factory=dict)
+    status: Literal["running", "done"] = "running"
+    total: int = 0
+    problems: list[str] = Field(default_factory=list, description="Task files that did not load.")
+    answers_hidden: bool = False
+    report_dir: str | None = None
+    created: datetime = Field(default_factory=_now)
+    finished: datetime | None = None
+
+
+class BenchmarkRecord(_Document):
+    """One task run by one system at one level in one repetition, checked against the task's answer."""
+
+    run_id: str
+    system: str
+    rep: int = Field(ge=1)
+    level: Literal[0, 1]
+    task_id: str
+    category: str | None = None
+    passed: bool
+    answer: JsonValue = None
+    expected: JsonValue = None
+    reason: str | None = Field(default=None, description="Why it did not pass.")
+    path: str | None = None
+    skill_id: str | None = None
+    learned: bool = False
+    wall_s: float = 0.0
+    llm_calls: int = 0
+    tokens: int = 0
+    trajectory_path: str | None = None
+    created: datetime = Field(default_factory=_now)
+
+    @staticmethod
+    def make_id(run_id: str, system: str, rep: int, level: int, task_id: str) -> str:
+        return f"{run_id}:{system}:{rep}:{level}:{task_id}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return self.make_id(self.run_id, self.system, self.rep, self.level, self.task_id)

@@ -1,4 +1,4 @@
-"""One ``SkillStore`` over maggma ``Store``s: skills, experiences, preferences, sessions, runs, memories.
+"""One ``SkillStore`` over maggma ``Store``s: skills, experiences, preferences, sessions, runs, memories, benchmarks.
 
 The backend is a settings choice (``EVOSKILL_STORE``), made in ``open_store`` only:
 
@@ -31,7 +31,17 @@ from maggma.core import Store
 from maggma.stores import MemoryStore, MongoURIStore, MontyStore
 from pydantic import BaseModel, ValidationError
 
-from skills.documents import Experience, MemoryUnit, Preference, RunRecord, Session, Skill, SkillStats
+from skills.documents import (
+    BenchmarkRecord,
+    BenchmarkRun,
+    Experience,
+    MemoryUnit,
+    Preference,
+    RunRecord,
+    Session,
+    Skill,
+    SkillStats,
+)
 from skills.retrieval import TextIndex, load_embedder
 from tasks.files import file_lock
 from tasks.settings import Settings
@@ -49,9 +59,18 @@ COLLECTIONS: dict[str, type[BaseModel]] = {
     "sessions": Session,
     "runs": RunRecord,
     "memories": MemoryUnit,
+    "benchmark_runs": BenchmarkRun,
+    "benchmark_records": BenchmarkRecord,
 }
 _COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
-_INDEXED = {"skills": ["id", "name"], "memories": ["id", "kind"], "sessions": ["id"], "runs": ["id"]}
+_INDEXED = {
+    "skills": ["id", "name"],
+    "memories": ["id", "kind"],
+    "sessions": ["id"],
+    "runs": ["id"],
+    "benchmark_runs": ["id"],
+    "benchmark_records": ["id", "run_id"],
+}
 
 
 class StoreError(RuntimeError):

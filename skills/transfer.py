@@ -11,7 +11,7 @@ from skills.documents import Skill
 from skills.params import SkillCodeError, signature_schema, validate_params
 from skills.runner import run_skill
 from skills.store import SkillStore
-from tasks.answer_spec import answers_match
+from tasks.answer_check import check_answer
 from tasks.settings import Settings
 
 __all__ = ["SkillFileError", "export_skill", "import_skills"]
@@ -36,8 +36,9 @@ def _verify(skill: Skill, settings: Settings) -> str | None:
     execution = run_skill(skill, params, settings)
     if not execution.ok:
         return f"its test case failed: {execution.error}"
-    if not answers_match(execution.answer, skill.test_case.expected, skill.test_case.tolerance):
-        return f"its test case gave {execution.answer!r}, expected {skill.test_case.expected!r}"
+    check = check_answer(execution.answer, skill.test_case.expected, skill.test_case.tolerance)
+    if not check.passed:
+        return f"its test case failed: {check.reason}"
     return None
 
 

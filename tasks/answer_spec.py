@@ -21,7 +21,7 @@ from pydantic import JsonValue
 
 from tasks.models import AnswerSpec
 
-__all__ = ["read_answer_spec", "coerce_answer", "consensus_key", "format_answer", "answers_match"]
+__all__ = ["read_answer_spec", "coerce_answer", "consensus_key", "format_answer"]
 
 _TYPES = [
     ("list", r"\b(list|array|tuple)\b"),
@@ -97,16 +97,3 @@ def consensus_key(value: JsonValue) -> str:
 def format_answer(value: JsonValue, spec: AnswerSpec) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     return f"{text} {spec.unit}" if spec.unit else text
-
-
-def answers_match(got: JsonValue, expected: JsonValue, tolerance: float | None) -> bool:
-    """Numbers within ``tolerance`` (exact when None), lists element-wise, dicts key-wise, the rest equal."""
-    if isinstance(expected, bool) or isinstance(got, bool):
-        return got is expected
-    if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
-        return got == expected if tolerance is None else abs(float(got) - float(expected)) <= tolerance
-    if isinstance(expected, list) and isinstance(got, list):
-        return len(got) == len(expected) and all(answers_match(g, e, tolerance) for g, e in zip(got, expected))
-    if isinstance(expected, dict) and isinstance(got, dict):
-        return got.keys() == expected.keys() and all(answers_match(got[k], expected[k], tolerance) for k in expected)
-    return got == expected

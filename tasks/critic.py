@@ -18,7 +18,8 @@ from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field, JsonValue
 
-from tasks.answer_spec import answers_match, coerce_answer
+from tasks.answer_check import check_answer
+from tasks.answer_spec import coerce_answer
 from tasks.models import SolveRequest
 from tasks.settings import Settings
 from tasks.stage import Stopwatch, report
@@ -75,7 +76,7 @@ def critic(data: CriticInput, settings: Settings) -> Critique:
     efficiency = max(0.0, 1.0 - data.llm_calls / settings.max_llm_calls)
     reasons.append(f"efficiency {efficiency:.2f}: {data.llm_calls} LLM calls of {settings.max_llm_calls}")
     rerun = run_code(data.code, settings.run_root(), SandboxLimits.from_settings(settings), f"{data.request.run_name}-critic")
-    same = rerun.ok and answers_match(coerce_answer(rerun.answer, data.request.spec)[0], data.answer, data.tolerance)
+    same = rerun.ok and check_answer(coerce_answer(rerun.answer, data.request.spec)[0], data.answer, data.tolerance).passed
     reproducibility = 1.0 if same else 0.0
     reasons.append(
         f"reproducibility {reproducibility:.1f}: "

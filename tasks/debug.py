@@ -58,7 +58,8 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
     stderr = first.execution.stderr if first.execution else ""
     result = DebugResult(stage=stage, strategy=strategy, started_at=watch.started_at)
     for attempt in range(1, settings.debug_max_attempts + 1):
-        notes = introspection_notes(code, error + "\n" + stderr, settings.run_root(), limits) if strategy != "diagnostic" and code else []
+        probe = settings.self_reflection and strategy != "diagnostic" and code
+        notes = introspection_notes(code, error + "\n" + stderr, settings.run_root(), limits) if probe else []
         try:
             reply = llm.structured(stage, f"You are a debugging agent. {SCRIPT_RULES}", _prompt(strategy, request, code, error, stderr, notes), CodeReply)
         except (LLMSchemaError, LLMBudgetExceeded) as exc:

@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     # --- solving ------------------------------------------------------------------
     debug_strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))
     debug_max_attempts: int = Field(default=2, gt=0, description="Attempts per debug branch.")
+    debug_agents: bool = Field(default=True, description="Run the parallel debug agents after a failed first execution.")
+    self_reflection: bool = Field(default=True, description="Give debug agents facts probed from the installed packages (introspection).")
+    continuous_learning: bool = Field(default=True, description="Let the writing stages use retrieved memories (and search tools).")
+    use_memory: bool = Field(default=True, description="Recall skills and memories from the store before solving.")
     allow_install: bool = Field(default=False, description="Let the code agent pip-install missing packages.")
     install_allowlist: list[str] = Field(default_factory=list, description="Packages the code agent may install.")
 
@@ -81,6 +85,9 @@ class Settings(BaseSettings):
     sandbox_file_size_mb: int = Field(default=256, gt=0)
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
     sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+    sandbox_hidden_paths: list[Path] = Field(
+        default_factory=list, description="Files and folders generated code must not read (the store's folder always is)."
+    )
 
     # --- skills and memory ----------------------------------------------------------
     store: str = Field(

@@ -15,3 +15,18 @@ def test_every_deployment_entrypoint_is_a_flow(monkeypatch):
         flow = load_flow_from_entrypoint(deployment["entrypoint"])
         assert isinstance(flow, Flow), deployment["name"]
         assert deployment["work_pool"]["name"] == "evoskill-process"
+
+
+def test_nightly_benchmark_is_scheduled_with_parameters_the_flow_accepts(monkeypatch):
+    from prefect.client.schemas.schedules import CronSchedule
+
+    monkeypatch.chdir(ROOT)
+    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    (nightly,) = [d for d in spec["deployments"] if d["name"] == "benchmark-nightly"]
+    (schedule,) = nightly["schedules"]
+    assert CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"]).cron == "0 2 * * *"
+    flow = load_flow_from_entrypoint(nightly["entrypoint"])
+    params = flow.validate_parameters(nightly["parameters"])
+    assert params["reps"] == 3 and params["levels"] == [0, 1]
+    for folder in params["suite"]:
+        assert (ROOT / folder).is_dir()

@@ -1,9 +1,11 @@
 """Run generated code in a child process, contained, and read its answer.
 
 Each execution gets a fresh working directory and runs ``main.py`` there in a new
-process group, inside a new PID (and, unless allowed, network) namespace when
+process group, inside new PID and mount (and, unless allowed, network) namespaces when
 ``unshare`` works, in a ``pids`` cgroup when one can be made, under resource limits
-(CPU seconds, address space, open files, file size). The environment is rebuilt from
+(CPU seconds, address space, open files, file size). Paths the code must not read
+(the store's files, benchmark answer files) are covered in its mount namespace: an
+empty read-only tmpfs over a folder, ``/dev/null`` over a file. The environment is rebuilt from
 an allow-list, so API keys never reach the code. A wall-clock timeout kills the whole
 group. stdout/stderr are captured with a size cap (head and tail kept).
 
@@ -39,8 +41,16 @@ _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 # Runs inside the child: apply limits, then execute main.py as __main__ with a clean traceback.
 _LAUNCHER = r"""
-import json, os, resource, sys, traceback
+import ctypes, json, os, resource, sys, traceback
 cfg = json.loads(sys.argv[1])
+if cfg["hide"]:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for path in cfg["hide"]:
+        folder = os.path.isdir(path)
+        source, fstype, flags, data = (b"tmpfs", b"tmpfs", 1, b"size=4k") if folder else (b"/dev/null", None, 4096, None)
+        if libc.mount(source, path.encode(), fstype, flags, data) != 0:
+            sys.stderr.write(f"sandbox: could not hide {path} ({os.strerror(ctypes.get_errno())}); refusing to run\n")
+            os._exit(97)
 if cfg["cgroup_procs"]:
     try:
         with open(cfg["cgroup_procs"], "w") as fh:
@@ -75,6 +85,7 @@ class SandboxLimits:
     file_size_mb: int = 256
     output_bytes: int = 64_000
     network: bool = False
+    hidden: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(cls, s: Settings) -> SandboxLimits:
@@ -86,6 +97,7 @@ class SandboxLimits:
             file_size_mb=s.sandbox_file_size_mb,
             output_bytes=s.sandbox_output_bytes,
             network=s.sandbox_network,
+            hidden=tuple(str(Path(p).resolve()) for p in [s.store_root(), *s.sandbox_hidden_paths]),
         )
 
 
@@ -95,7 +107,7 @@ def _unshare_prefix(network: bool) -> tuple[str, ...]:
     if shutil.which("unshare") is None:
         log.warning("sandbox: 'unshare' not found; generated code runs without PID/network namespaces")
         return ()
-    flags = ["unshare", "--pid", "--fork", "--kill-child"] + ([] if network else ["--net"])
+    flags = ["unshare", "--pid", "--mount", "--fork", "--kill-child"] + ([] if network else ["--net"])
     probe = subprocess.run([*flags, "true"], capture_output=True)
     if probe.returncode != 0:
         log.warning("sandbox: namespaces unavailable (%s); running without them", probe.stderr.decode().strip())
@@ -117,8 +129,27 @@ def _pids_cgroup_root() -> Path | None:
 
 
 def isolation_report(network: bool = False) -> dict[str, bool]:
-    """Which containment primitives this machine gives the sandbox."""
-    return {"namespaces": bool(_unshare_prefix(network)), "pids_cgroup": _pids_cgroup_root() is not None}
+    """Which containment primitives this machine gives the sandbox (``hides_paths``: hidden paths are enforced)."""
+    namespaces = bool(_unshare_prefix(network))
+    return {"namespaces": namespaces, "hides_paths": namespaces, "pids_cgroup": _pids_cgroup_root() is not None}
+
+
+def _paths_to_hide(limits: SandboxLimits, workdir: Path) -> list[str]:
+    """The hidden paths that exist and can be covered without hiding the run's own folder or Python."""
+    keep = [workdir.resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
+    hide = []
+    for raw in dict.fromkeys(limits.hidden):
+        path = Path(raw).resolve()
+        if not path.exists():
+            continue
+        if any(k == path or path in k.parents for k in keep):
+            log.warning("sandbox: not hiding %s: it holds the run folder or the Python environment", path)
+            continue
+        hide.append(str(path))
+    if hide and not _unshare_prefix(limits.network):
+        log.warning("sandbox: cannot hide %s without mount namespaces; generated code can read them", hide)
+        return []
+    return hide
 
 
 class _Capture(threading.Thread):
@@ -256,7 +287,7 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     }
     if group is None:  # ignored for root, but bounds an unprivileged user
         rlimits["RLIMIT_NPROC"] = limits.max_processes
-    cfg = {"cgroup_procs": str(group / "cgroup.procs") if group else None, "rlimits": rlimits}
+    cfg = {"cgroup_procs": str(group / "cgroup.procs") if group else None, "rlimits": rlimits, "hide": _paths_to_hide(limits, workdir)}
     cmd = [*_unshare_prefix(limits.network), sys.executable, "-I", "-c", _LAUNCHER, json.dumps(cfg)]
     started = time.perf_counter()
     proc = subprocess.Popen(

@@ -120,3 +120,34 @@ def test_runs_in_its_own_clean_folder(tmp_path):
     result = run("import os, json\nprint(json.dumps(sorted(os.listdir('.'))))\n", tmp_path)
     assert result.answer == ["main.py", "tmp"]
     assert os.path.realpath(Path(result.workdir)) != os.getcwd()
+
+
+@pytest.mark.skipif(not isolation_report()["hides_paths"], reason="no mount namespace: hidden paths cannot be enforced here")
+def test_hidden_files_and_folders_cannot_be_read(tmp_path):
+    secret_dir = tmp_path / "store"
+    secret_dir.mkdir()
+    (secret_dir / "skills.json").write_text('{"answer": 9.9372}')
+    answer_file = tmp_path / "task.json"
+    answer_file.write_text('{"answer": 9.9372}')
+    code = (
+        "import json, os\n"
+        f"print(json.dumps([os.listdir({str(secret_dir)!r}), open({str(answer_file)!r}).read()]))\n"
+    )
+    result = run(code, tmp_path / "runs", hidden=(str(secret_dir), str(answer_file)))
+    assert result.ok and result.answer == [[], ""]
+    assert (secret_dir / "skills.json").exists() and "9.9372" in answer_file.read_text()  # untouched outside
+    visible = run(code, tmp_path / "runs2")
+    assert visible.answer == [["skills.json"], '{"answer": 9.9372}']
+
+
+def test_a_hidden_path_holding_the_run_folder_is_left_visible(tmp_path):
+    result = run("import json, os\nprint(json.dumps(os.path.exists('main.py')))\n", tmp_path / "runs", hidden=(str(tmp_path),))
+    assert result.ok and result.answer is True
+
+
+def test_store_folder_is_hidden_by_default(tmp_path):
+    from tasks.settings import Settings
+
+    settings = Settings(workspace=tmp_path / "ws", store_path=tmp_path / "store", sandbox_hidden_paths=[tmp_path / "answers"])
+    limits = SandboxLimits.from_settings(settings)
+    assert str((tmp_path / "store").resolve()) in limits.hidden and str((tmp_path / "answers").resolve()) in limits.hidden

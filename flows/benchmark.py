@@ -1,0 +1,233 @@
+"""The benchmark flow: task suites × systems × repetitions × levels → checked records → report.
+
+Each (system, repetition) gets a fresh workspace and store; systems other than ``skills`` run with
+memory off, and ``skills`` learns from the earlier tasks of its repetition. The task files and the
+main store are hidden from generated code (mount namespace; see ``tasks.tools.sandbox``). Every
+checked run is stored at once in the ``benchmark_records`` collection, so a benchmark that crashed
+is resumed by running the same command again: finished runs are kept, the rest run.
+
+>>> from flows.benchmark import benchmark
+>>> summary = benchmark(["benchmarks/suites/starter"], systems=["reference"], reps=1, levels=[1])  # doctest: +SKIP
+>>> summary.systems["reference"].success_rate                                                       # doctest: +SKIP
+1.0
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
+from prefect.cache_policies import NONE
+from pydantic import BaseModel, Field
+
+from benchmarks.metrics import SystemSummary, summarise
+from benchmarks.report import write_report
+from benchmarks.systems import DEFAULT_SYSTEMS, BenchmarkSystem, resolve_systems
+from benchmarks.task import BenchmarkTask, Suite, load_suite
+from flows.solve import run_solve
+from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
+from skills.store import SkillStore, open_store
+from tasks.answer_check import check_answer
+from tasks.settings import Settings, get_settings
+from tasks.stage import report
+from tasks.tools.sandbox import SandboxLimits, isolation_report, run_code
+
+__all__ = ["BenchmarkCase", "BenchmarkSummary", "benchmark", "run_case", "case_settings"]
+
+
+class BenchmarkCase(BaseModel):
+    """One run to make: a task at a level, by a system, in a repetition."""
+
+    system: str
+    rep: int
+    level: int
+    task_id: str
+
+
+class BenchmarkSummary(BaseModel):
+    """What ``evoskill bench --json`` prints."""
+
+    run_id: str
+    resumed: bool = False
+    tasks: int
+    runs: int = Field(description="Checked runs in this benchmark (all systems, repetitions and levels).")
+    systems: dict[str, SystemSummary]
+    problems: list[str] = Field(default_factory=list, description="Task files that did not load (file: field: why).")
+    answers_hidden: bool
+    report_dir: str
+    wall_s: float
+
+
+def case_settings(base: Settings, system: BenchmarkSystem, run_id: str, rep: int, hidden: list[Path]) -> Settings:
+    """Settings of one (system, repetition): its own workspace and store, the system's switches, answers hidden."""
+    lane = f"{system.name}-rep{rep}"
+    workspace = base.workspace.resolve() / "bench" / run_id / lane
+    update = {
+        **system.overrides,
+        "workspace": workspace,
+        "store_path": workspace / "store",
+        "store_database": f"bench-{content_hash(run_id, lane)[:12]}",
+        "sandbox_hidden_paths": [*base.sandbox_hidden_paths, base.store_root(), *hidden],
+    }
+    return base.model_copy(update=update)
+
+
+@task(name="bench-case", task_run_name="{case.system}-rep{case.rep}-L{case.level}-{case.task_id}", cache_policy=NONE)
+def run_case(case: BenchmarkCase, bench_task: BenchmarkTask, system: BenchmarkSystem, settings: Settings, run_id: str) -> BenchmarkRecord:
+    """Run one case and check its answer; an error in the run is a failed record, not a failed benchmark."""
+    started = time.perf_counter()
+    record = BenchmarkRecord(
+        run_id=run_id, system=case.system, rep=case.rep, level=case.level, task_id=case.task_id,  # type: ignore[arg-type]
+        category=bench_task.category, passed=False, expected=bench_task.answer,
+    )  # fmt: skip
+    error: str | None = None
+    try:
+        if system.reference:
+            limits = SandboxLimits.from_settings(settings)
+            execution = run_code(bench_task.solution_code_or_process, settings.run_root(), limits, f"reference-{case.task_id}")
+            record.answer, record.path, error = (execution.answer if execution.ok else None), "reference", execution.error
+        else:
+            result = run_solve(bench_task.query(case.level), settings)
+            record.answer = result.answer if result.success else None
+            record.path, record.skill_id, record.learned = result.path, result.skill_id, result.learned
+            record.llm_calls, record.tokens, record.trajectory_path = result.llm_calls, result.tokens, result.trajectory_path
+            error = result.error or (f"asked back: {result.question}" if result.question else None)
+    except Exception as exc:  # noqa: BLE001 - recorded against this case; the benchmark goes on
+        error = f"the run raised {type(exc).__name__}: {exc}"
+    check = check_answer(record.answer, bench_task.answer, bench_task.absolute_tolerance, bench_task.unit)
+    record.passed = check.passed
+    record.reason = None if check.passed else (error if record.answer is None and error else check.reason)
+    record.wall_s = round(time.perf_counter() - started, 3)
+    return record
+
+
+def _in_order(cases: list[BenchmarkCase]) -> list[BenchmarkCase]:
+    """Task by task, every system in turn: a benchmark stopped early has compared the systems on the same tasks."""
+    return sorted(cases, key=lambda c: (c.rep, c.task_id, c.level))
+
+
+def _open_run(store: SkillStore, config: dict, total: int, fresh: bool) -> tuple[BenchmarkRun, bool]:
+    """The unfinished run with this configuration (resumed), or a new one."""
+    config_hash = content_hash(config)
+    if not fresh:
+        open_runs = store.all(BenchmarkRun, {"config_hash": config_hash, "status": "running"})
+        if open_runs:
+            return max(open_runs, key=lambda r: r.created), True
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    run = BenchmarkRun(id=f"bench-{stamp}-{uuid.uuid4().hex[:6]}", config_hash=config_hash, config=config, total=total)
+    return run, False
+
+
+def _artifacts(markdown: str, summaries: dict[str, SystemSummary], plots: list[Path]) -> None:
+    images = "\n\n".join(f"![{p.stem}](data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()})" for p in plots)
+    create_markdown_artifact(markdown=markdown.split("![pass@k]")[0] + images, key="benchmark-report", description="evoskill benchmark")
+    rows = [{"system": name, **s.model_dump(include={"passed", "total", "success_rate", "mean_wall_s", "mean_llm_calls"})} for name, s in summaries.items()]
+    create_table_artifact(table=rows, key="benchmark-systems", description="success per system")
+
+
+def _plan(suite: list[str], systems: list[str], reps: int, levels: list[int], workers: int) -> tuple[Suite, list[BenchmarkSystem]]:
+    """The tasks and systems to run, or a ``ValueError`` that says what is wrong with the request."""
+    chosen = resolve_systems(list(systems))
+    if reps < 1 or workers < 1:
+        raise ValueError(f"reps and workers must be at least 1 (got reps={reps}, workers={workers})")
+    if not levels or set(levels) - {0, 1}:
+        raise ValueError(f"levels are 0 (names the functions) and/or 1 (goal only); got {levels}")
+    loaded = load_suite(Path(p) for p in suite)
+    for problem in loaded.problems:
+        report("benchmark", "failed", problem)
+    if not loaded.tasks:
+        raise ValueError("no task loaded from " + ", ".join(suite) + ("; " + "; ".join(loaded.problems) if loaded.problems else ""))
+    return loaded, chosen
+
+
+def _report(run: BenchmarkRun, loaded: Suite, summaries: dict[str, SystemSummary], settings: Settings, folder: Path) -> None:
+    config = run.config
+    header = (
+        f"# evoskill benchmark {run.id}\n\n{len(loaded.tasks)} tasks × levels {config['levels']} × {config['reps']} repetitions; "
+        f"backend {settings.llm_backend}{' ' + settings.llm_model if settings.llm_model else ''}; "
+        f"answer files hidden from generated code: {'yes' if run.answers_hidden else 'NO (no mount namespace here)'}"
+        + ("\n\nTask files not loaded:\n" + "\n".join(f"- {p}" for p in loaded.problems) if loaded.problems else "")
+    )
+    markdown, plots = write_report(summaries, header, folder)
+    images = "\n\n".join(f"![{p.stem}](data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()})" for p in plots)
+    create_markdown_artifact(markdown=markdown.split("![pass@k]")[0] + images, key="benchmark-report", description="evoskill benchmark")
+    fields = {"passed", "total", "success_rate", "mean_wall_s", "mean_llm_calls"}
+    rows = [{"system": name, **s.model_dump(include=fields)} for name, s in summaries.items()]
+    create_table_artifact(table=rows, key="benchmark-systems", description="success per system")
+
+
+@flow(name="benchmark", flow_run_name="benchmark: {systems}", log_prints=False, validate_parameters=False)
+def benchmark(
+    suite: list[str],
+    systems: list[str] = DEFAULT_SYSTEMS,
+    reps: int = 3,
+    levels: list[int] = [0, 1],  # noqa: B006 - Prefect shows defaults in the UI; never mutated
+    backend: str | None = None,
+    model: str | None = None,
+    fresh: bool = False,
+    workers: int = 1,
+    out: str | None = None,
+) -> BenchmarkSummary:
+    """Run ``systems`` on every task in ``suite`` (folders or files) ``reps`` times at each level, then report."""
+    started = time.perf_counter()
+    loaded, chosen = _plan(suite, systems, reps, levels, workers)
+    settings = get_settings(llm_backend=backend, llm_model=model)
+    store = open_store(settings)
+    tasks = {t.id: t for t in loaded.tasks}
+    by_name = {s.name: s for s in chosen}
+    cases = [
+        BenchmarkCase(system=s.name, rep=rep, level=level, task_id=t.id)  # type: ignore[arg-type]
+        for s in chosen for rep in range(1, reps + 1) for level in sorted(set(levels)) for t in loaded.tasks
+    ]  # fmt: skip
+    config = {
+        "tasks": {t.id: t.file_hash for t in loaded.tasks}, "systems": [s.name for s in chosen], "reps": reps,
+        "levels": sorted(set(levels)), "backend": settings.llm_backend, "model": settings.llm_model,
+    }  # fmt: skip
+    run, resumed = _open_run(store, config, len(cases), fresh)
+    run.problems, run.answers_hidden = loaded.problems, isolation_report()["hides_paths"]
+    store.put(run, reindex=False)
+    done = {r.id: r for r in store.all(BenchmarkRecord, {"run_id": run.id})}
+    pending = [c for c in cases if BenchmarkRecord.make_id(run.id, c.system, c.rep, c.level, c.task_id) not in done]
+    report("benchmark", "start", f"{len(cases) - len(pending)}/{len(cases)} {run.id}: " + ("resumed" if resumed else "new"))
+    progress = create_progress_artifact(100 * (len(cases) - len(pending)) / len(cases), key="benchmark-progress")
+    hidden = [Path(f) for f in loaded.files]
+
+    def one(case: BenchmarkCase, after: Future[None] | None) -> None:
+        if after is not None:  # a learning system's repetition runs in task order
+            after.result()
+        system = by_name[case.system]
+        record = run_case(case, tasks[case.task_id], system, case_settings(settings, system, run.id, case.rep, hidden), run.id)
+        store.put(record, reindex=False)
+        done[record.id] = record
+        update_progress_artifact(progress, 100 * len(done) / len(cases))
+        verdict = "passed" if record.passed else f"failed: {record.reason}"
+        report("benchmark", "progress", f"{len(done)}/{len(cases)} {case.system} rep{case.rep} L{case.level} {case.task_id}: {verdict}")
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # first in, first out: a predecessor always starts first
+        last: dict[tuple[str, int], Future[None]] = {}
+        futures = []
+        for case in _in_order(pending):
+            lane = (case.system, case.rep)
+            future = pool.submit(contextvars.copy_context().run, one, case, last.get(lane) if by_name[case.system].learns else None)
+            last[lane] = future
+            futures.append(future)
+        for future in futures:
+            future.result()
+    summaries = summarise(done.values(), [s.name for s in chosen])
+    folder = Path(out) if out else settings.workspace.resolve() / "bench" / run.id / "report"
+    _report(run, loaded, summaries, settings, folder)
+    run.status, run.finished, run.report_dir = "done", datetime.now(timezone.utc), str(folder)
+    store.put(run, reindex=False)
+    report("benchmark", "done", f"{len(cases)}/{len(cases)} report in {folder}")
+    return BenchmarkSummary(
+        run_id=run.id, resumed=resumed, tasks=len(loaded.tasks), runs=len(done), systems=summaries,
+        problems=loaded.problems, answers_hidden=run.answers_hidden, report_dir=str(folder),
+        wall_s=round(time.perf_counter() - started, 2),
+    )  # fmt: skip

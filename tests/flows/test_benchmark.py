@@ -1,0 +1,143 @@
+"""The benchmark flow: reference mode, wrong and cheating solutions, malformed tasks, resume, scripted systems."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import flows.benchmark as bench_module
+from flows.benchmark import benchmark
+from flows.cli import main
+from skills.documents import BenchmarkRecord, BenchmarkRun
+from skills.store import open_store
+from tasks.settings import get_settings
+from tasks.tools.sandbox import isolation_report
+from tests.codes import N2_CODE, N2_SKILL
+
+STARTER = Path(__file__).resolve().parents[2] / "benchmarks" / "suites" / "starter"
+
+
+def suite_of(folder: Path, *names: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copy(STARTER / f"{name}.json", folder / f"{name}.json")
+    return folder
+
+
+def task_file(folder: Path, task_id: str, code: str, answer=3, tolerance=None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{task_id}.json"
+    query = "Compute the number. Return an integer."
+    path.write_text(json.dumps({
+        "id": task_id, "category": "data_analysis", "user_query": {"0": query, "1": query},
+        "answer": answer, "absolute_tolerance": tolerance, "solution_code_or_process": code,
+    }))  # fmt: skip
+    return path
+
+
+def test_reference_mode_passes_the_whole_starter_suite(workspace):
+    summary = benchmark([str(STARTER)], systems=["reference"], reps=1, levels=[1], workers=2)
+    reference = summary.systems["reference"]
+    failed = [r for r in open_store(get_settings()).all(BenchmarkRecord, {"run_id": summary.run_id}) if not r.passed]
+    assert reference.success_rate == 1.0, [(r.task_id, r.reason) for r in failed]
+    assert reference.total == summary.tasks >= 20 and summary.problems == []
+    assert reference.pass_at_k == {"1": 1.0} and reference.mean_llm_calls == 0
+    report = Path(summary.report_dir)
+    assert "| reference | " in (report / "report.md").read_text()
+    assert (report / "pass_at_k.png").read_bytes()[:4] == b"\x89PNG" and (report / "by_category.png").stat().st_size > 1000
+
+
+def test_wrong_cheating_and_malformed_tasks(workspace, tmp_path):
+    suite = tmp_path / "suite"
+    task_file(suite, "right", "print(3)")
+    task_file(suite, "wrong", "print(4)")
+    task_file(suite, "prose", "print('\"the answer is 3\"')")
+    cheat = task_file(suite, "cheat", "")
+    cheat_code = f"import json\nprint(json.dumps(json.load(open({str(cheat)!r}))['answer']))\n"
+    data = json.loads(cheat.read_text())
+    cheat.write_text(json.dumps({**data, "solution_code_or_process": cheat_code}))
+    (suite / "broken.json").write_text('{"id": "broken", "answer": 1}')
+    summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[0, 1])
+    records = {(r.task_id, r.level, r.rep): r for r in open_store(get_settings()).all(BenchmarkRecord, {"run_id": summary.run_id})}
+    assert len(records) == summary.runs == 4 * 2 * 2
+    assert all(r.passed for k, r in records.items() if k[0] == "right")
+    assert not any(r.passed for k, r in records.items() if k[0] != "right")
+    assert records[("wrong", 1, 1)].reason == "got 4.0, expected exactly 3.0" and records[("wrong", 1, 1)].answer == 4
+    assert "inside prose" in records[("prose", 0, 2)].reason
+    if isolation_report()["hides_paths"]:
+        assert "JSONDecodeError" in records[("cheat", 1, 1)].reason  # its own task file reads as empty
+    assert summary.systems["reference"].passed == 4 and summary.systems["reference"].by_level == {"0": 0.25, "1": 0.25}
+    assert len(summary.problems) == 1 and "broken.json: user_query: Field required" in summary.problems[0]
+
+
+class Crash(BaseException):
+    """Stands for the process being killed."""
+
+
+def test_an_interrupted_benchmark_resumes_where_it_stopped(workspace, tmp_path, monkeypatch):
+    suite = tmp_path / "suite"
+    for i in range(3):
+        task_file(suite, f"t{i}", f"print({i})", answer=i)
+    calls = []
+    real = bench_module.run_case
+
+    def crashing(case, *args, **kwargs):
+        if len(calls) == 4:
+            raise Crash("killed")
+        calls.append((case.system, case.rep, case.task_id))
+        return real(case, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "run_case", crashing)
+    with pytest.raises(Crash):
+        benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
+    store = open_store(get_settings())
+    (run,) = store.all(BenchmarkRun)
+    assert run.status == "running" and store.count("benchmark_records", {"run_id": run.id}) == 4
+
+    monkeypatch.setattr(bench_module, "run_case", real)
+    counted = []
+    monkeypatch.setattr(bench_module, "run_case", lambda case, *a, **k: counted.append(case) or real(case, *a, **k))
+    summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
+    assert summary.resumed and summary.run_id == run.id
+    assert len(counted) == 2 and {(c.rep, c.task_id) for c in counted}.isdisjoint({(r, t) for _, r, t in calls})
+    assert store.count("benchmark_records", {"run_id": run.id}) == 6 and summary.systems["reference"].passed == 6
+    assert store.get(BenchmarkRun, run.id).status == "done"
+
+    again = benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])  # finished: a new benchmark
+    assert not again.resumed and again.run_id != run.id and again.runs == 6
+
+
+def test_native_and_skills_systems_with_the_scripted_model(scripted, tmp_path):
+    suite = suite_of(tmp_path / "suite", "ase_emt_atomization_n2", "ase_emt_atomization_o2")
+    draft = {"name": "EMT atomization energy", "description": "Atomization energy with EMT", "code": N2_SKILL}
+    scripted([
+        {"stage": "research", "content": {"code": N2_CODE}},
+        {"stage": "compile", "content": draft},
+        {"stage": "bind", "content": {"formula": "O2"}},
+    ])  # fmt: skip
+    summary = benchmark([str(suite)], systems=["native", "skills"], reps=1, levels=[1])
+    records = {(r.system, r.task_id): r for r in open_store(get_settings()).all(BenchmarkRecord, {"run_id": summary.run_id})}
+    # native writes the N2 script for both tasks: right for N2, wrong for O2 (9.9372 is not 8.5753)
+    assert records[("native", "ase_emt_atomization_n2")].passed and records[("native", "ase_emt_atomization_n2")].llm_calls == 1
+    assert not records[("native", "ase_emt_atomization_o2")].passed
+    # skills learns from N2 and answers O2 with the learned skill
+    n2, o2 = records[("skills", "ase_emt_atomization_n2")], records[("skills", "ase_emt_atomization_o2")]
+    assert n2.passed and n2.learned and n2.path == "deep"
+    assert o2.passed and o2.path == "skill" and o2.skill_id == n2.skill_id and o2.llm_calls == 1
+    assert summary.systems["skills"].success_rate == 1.0 and summary.systems["native"].success_rate == 0.5
+    assert summary.systems["native"].mean_tokens > 0
+
+
+def test_cli_bench_json_and_bad_usage(workspace, tmp_path, capsys):
+    suite = tmp_path / "suite"
+    task_file(suite, "one", "print(3)")
+    assert main(["bench", str(suite), "--systems", "reference", "--reps", "2", "--level", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {"passed", "total", "success_rate", "pass_at_k", "mean_wall_s"} <= set(summary["systems"]["reference"])
+    assert summary["systems"]["reference"]["pass_at_k"] == {"1": 1.0, "2": 1.0} and summary["runs"] == 2
+    assert main(["bench", str(suite), "--systems", "reference,telepathy"]) == 2
+    assert "unknown system(s) telepathy" in capsys.readouterr().err
+    assert main(["bench", str(tmp_path / "nowhere"), "--systems", "reference"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["bench", str(suite), "--reps", "0"]) == 2
