@@ -141,3 +141,29 @@ def test_cli_bench_json_and_bad_usage(workspace, tmp_path, capsys):
     assert main(["bench", str(tmp_path / "nowhere"), "--systems", "reference"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
     assert main(["bench", str(suite), "--reps", "0"]) == 2
+
+
+def test_each_system_repetition_gets_its_own_workspace_and_store_with_answers_hidden(workspace):
+    from benchmarks.systems import SYSTEMS
+    from flows.benchmark import case_settings
+    from flows.deep_solve import debug_strategies
+    from tasks.tools.sandbox import SandboxLimits
+
+    base = get_settings()
+    answers = [workspace.parent / "suite" / "t.json"]
+    deep1 = case_settings(base, SYSTEMS["deep"], "run", 1, answers)
+    deep2 = case_settings(base, SYSTEMS["deep"], "run", 2, answers)
+    assert deep1.workspace != deep2.workspace and deep1.store_root() != deep2.store_root()
+    assert deep1.store_database != deep2.store_database  # a MongoDB store is split by database name
+    assert not deep1.use_memory and not deep1.learn and not deep1.triage_llm
+    hidden = SandboxLimits.from_settings(deep1).hidden
+    assert str(base.store_root()) in hidden and str(answers[0].resolve()) in hidden and str(deep1.store_root()) in hidden
+    assert debug_strategies(deep1) == ["diagnostic", "introspection", "research"]
+    assert debug_strategies(case_settings(base, SYSTEMS["native"], "run", 1, [])) == []
+    assert debug_strategies(case_settings(base, SYSTEMS["nsr"], "run", 1, [])) == []
+    search_debug = case_settings(base, SYSTEMS["search_debug"], "run", 1, [])
+    assert debug_strategies(search_debug) == ["diagnostic"] and search_debug.debug_max_attempts == 4
+    assert debug_strategies(base.model_copy(update={"self_reflection": False})) == ["diagnostic", "research"]
+    skills = case_settings(base, SYSTEMS["skills"], "run", 1, [])
+    assert skills.use_memory and skills.learn and skills.continuous_learning
+    assert not case_settings(base, SYSTEMS["ncl"], "run", 1, []).continuous_learning

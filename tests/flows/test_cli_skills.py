@@ -59,7 +59,7 @@ def test_import_reverifies_and_rejects_a_tampered_skill(library, tmp_path, capsy
     data["name"], data["test_case"]["expected"] = "tampered", 9.99
     exported.write_text(json.dumps(data))
     assert main(["skills", "import", str(exported)]) == 1
-    assert "tampered: rejected: its test case gave 2.1637, expected 9.99" in capsys.readouterr().out
+    assert "tampered: rejected: its test case failed: got 2.1637, expected 9.99 ± 0.001" in capsys.readouterr().out
     exported.write_text("{not json")
     assert main(["skills", "import", str(exported)]) == 1
     assert "not a skill file" in capsys.readouterr().err

@@ -168,3 +168,21 @@ def test_a_crashed_branch_does_not_sink_the_others(scripted):
     assert result.success and result.answer == N2_ANSWER
     diagnostic = next(s for s in result.stages if s.name == "debug:diagnostic")
     assert not diagnostic.ok and "cannot reach the LLM endpoint" in diagnostic.detail
+
+
+def test_without_memory_and_debug_agents_it_generates_once_and_runs_once(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_USE_MEMORY", "false")
+    monkeypatch.setenv("EVOSKILL_DEBUG_AGENTS", "false")
+    script = scripted([code("research", N2_TYPO), code("debug", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert not result.success and stage_names(result) == ["research", "code-agent", "output-processor"]
+    assert result.llm_calls == 1 and "ImportError" in result.error
+    assert [json.loads(line)["stage"] for line in script.with_suffix(".received.jsonl").read_text().splitlines()] == ["research"]
+
+
+def test_without_self_reflection_there_is_no_introspection_branch(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_SELF_REFLECTION", "false")
+    scripted([code("research", N2_TYPO), code("debug:diagnostic", N2_CODE), code("debug:research", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert result.success and result.answer == N2_ANSWER
+    assert [n for n in stage_names(result) if n.startswith("debug")] == ["debug:diagnostic", "debug:research"]
