@@ -42,7 +42,7 @@ SYSTEMS: dict[str, BenchmarkSystem] = {
         ),
         BenchmarkSystem(
             name="search_debug",
-            description="Search and iterative self-debugging (one debug agent, more attempts); no introspection.",
+            description="Iterative self-debugging: one debug agent, up to 4 attempts; no introspection (and search once it exists).",
             overrides={**_MEMORY_OFF, "self_reflection": False, "debug_strategies": ["diagnostic"], "debug_max_attempts": 4},
         ),
         BenchmarkSystem(name="deep", description="The full DeepSolver: research, execute, three parallel debug agents.", overrides=dict(_MEMORY_OFF)),
@@ -53,7 +53,7 @@ SYSTEMS: dict[str, BenchmarkSystem] = {
         ),
         BenchmarkSystem(
             name="ncl",
-            description="Ablation: no continuous learning (no search, extraction or retrieval).",
+            description="Ablation: no continuous learning (no retrieved memories; no search or extraction once they exist).",
             overrides={**_MEMORY_OFF, "continuous_learning": False},
         ),
         BenchmarkSystem(

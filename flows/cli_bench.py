@@ -28,7 +28,8 @@ def add_parser(sub: Any) -> None:
         help="run a benchmark suite",
         description="Run task suites (SciSkillBench JSON) with one or more systems and report success, pass@k and costs. "
         "Running the same command again resumes an unfinished benchmark.",
-        epilog="systems: " + "; ".join(f"{s.name}: {s.description}" for s in SYSTEMS.values()),
+        epilog="systems:\n" + "\n".join(f"  {s.name:<13}{s.description}" for s in SYSTEMS.values()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench.add_argument("suite", nargs="+", help="task files or folders of *.json task files")
     bench.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS), help=f"comma-separated (default: {','.join(DEFAULT_SYSTEMS)})")
@@ -99,6 +100,9 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"evoskill bench: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nevoskill bench: interrupted; the finished runs are stored — run the same command again to resume", file=sys.stderr)
+        return 130
     except (OSError, RuntimeError) as exc:
         print(f"evoskill bench failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
