@@ -44,10 +44,12 @@ _LAUNCHER = r"""
 import ctypes, json, os, resource, sys, traceback
 cfg = json.loads(sys.argv[1])
 if cfg["hide"]:
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc, MS_RDONLY, MS_BIND = ctypes.CDLL(None, use_errno=True), 1, 4096
     for path in cfg["hide"]:
-        folder = os.path.isdir(path)
-        source, fstype, flags, data = (b"tmpfs", b"tmpfs", 1, b"size=4k") if folder else (b"/dev/null", None, 4096, None)
+        if os.path.isdir(path):
+            source, fstype, flags, data = b"tmpfs", b"tmpfs", MS_RDONLY, b"size=4k"
+        else:
+            source, fstype, flags, data = b"/dev/null", None, MS_BIND, None
         if libc.mount(source, path.encode(), fstype, flags, data) != 0:
             sys.stderr.write(f"sandbox: could not hide {path} ({os.strerror(ctypes.get_errno())}); refusing to run\n")
             os._exit(97)
