@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import base64
 import contextvars
+import threading
 import time
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from flows.solve import run_solve
 from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
 from skills.store import SkillStore, open_store
 from tasks.answer_check import check_answer
+from tasks.files import LockHeld, file_lock
 from tasks.settings import Settings, get_settings
 from tasks.stage import report
 from tasks.tools.sandbox import SandboxLimits, isolation_report, run_code
@@ -163,6 +166,42 @@ def _report(run: BenchmarkRun, loaded: Suite, summaries: dict[str, SystemSummary
     create_table_artifact(table=rows, key="benchmark-systems", description="success per system")
 
 
+def _execute(cases: list[BenchmarkCase], one: Callable[[BenchmarkCase], None], learning: set[str], workers: int) -> None:
+    """Run ``one`` over ``cases`` on ``workers`` threads; a learning system's cases of a repetition in order.
+
+    The pool is first in, first out, so a case's predecessor has always started before it waits on it.
+    After an interrupt or a crash nothing new starts (the cases already running finish and are kept).
+    """
+    stop = threading.Event()
+
+    def guarded(case: BenchmarkCase, after: Future[None] | None) -> None:
+        if after is not None:
+            after.result()
+        if stop.is_set():
+            raise CancelledError
+        try:
+            one(case)
+        except BaseException:
+            stop.set()
+            raise
+
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        last: dict[tuple[str, int], Future[None]] = {}
+        futures = []
+        for case in cases:
+            after = last.get((case.system, case.rep)) if case.system in learning else None
+            last[(case.system, case.rep)] = future = pool.submit(contextvars.copy_context().run, guarded, case, after)
+            futures.append(future)
+        for future in futures:
+            future.result()
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
 @flow(name="benchmark", flow_run_name="benchmark: {systems}", log_prints=False, validate_parameters=False)
 def benchmark(
     suite: list[str],
@@ -199,9 +238,7 @@ def benchmark(
     progress = create_progress_artifact(100 * (len(cases) - len(pending)) / len(cases), key="benchmark-progress")
     hidden = [Path(f) for f in loaded.files]
 
-    def one(case: BenchmarkCase, after: Future[None] | None) -> None:
-        if after is not None:  # a learning system's repetition runs in task order
-            after.result()
+    def one(case: BenchmarkCase) -> None:
         system = by_name[case.system]
         record = run_case(case, tasks[case.task_id], system, case_settings(settings, system, run.id, case.rep, hidden), run.id)
         store.put(record, reindex=False)
@@ -210,16 +247,11 @@ def benchmark(
         verdict = "passed" if record.passed else f"failed: {record.reason}"
         report("benchmark", "progress", f"{len(done)}/{len(cases)} {case.system} rep{case.rep} L{case.level} {case.task_id}: {verdict}")
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # first in, first out: a predecessor always starts first
-        last: dict[tuple[str, int], Future[None]] = {}
-        futures = []
-        for case in _in_order(pending):
-            lane = (case.system, case.rep)
-            future = pool.submit(contextvars.copy_context().run, one, case, last.get(lane) if by_name[case.system].learns else None)
-            last[lane] = future
-            futures.append(future)
-        for future in futures:
-            future.result()
+    try:
+        with file_lock(settings.workspace.resolve() / "bench" / run.id / "running.lock", wait=False):
+            _execute(_in_order(pending), one, {s.name for s in chosen if s.learns}, workers)
+    except LockHeld as exc:
+        raise RuntimeError(f"benchmark {run.id} is running in another process; wait for it, or start anew with --fresh") from exc
     summaries = summarise(done.values(), [s.name for s in chosen])
     folder = Path(out) if out else settings.workspace.resolve() / "bench" / run.id / "report"
     _report(run, loaded, summaries, settings, folder)

@@ -8,15 +8,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["file_lock", "write_atomic"]
+__all__ = ["LockHeld", "file_lock", "write_atomic"]
+
+
+class LockHeld(RuntimeError):
+    """Another process holds the lock (raised by ``file_lock(..., wait=False)``)."""
 
 
 @contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created if needed) across processes."""
+def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if needed) across processes; ``wait=False`` raises ``LockHeld``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError as exc:
+            raise LockHeld(f"{path} is locked by another process") from exc
         try:
             yield
         finally:

@@ -11,6 +11,7 @@ from flows.benchmark import benchmark
 from flows.cli import main
 from skills.documents import BenchmarkRecord, BenchmarkRun
 from skills.store import open_store
+from tasks.files import file_lock
 from tasks.settings import get_settings
 from tasks.tools.sandbox import isolation_report
 from tests.codes import N2_CODE, N2_SKILL
@@ -83,9 +84,9 @@ def test_an_interrupted_benchmark_resumes_where_it_stopped(workspace, tmp_path, 
     real = bench_module.run_case
 
     def crashing(case, *args, **kwargs):
-        if len(calls) == 4:
-            raise Crash("killed")
         calls.append((case.system, case.rep, case.task_id))
+        if len(calls) == 5:
+            raise Crash("killed")
         return real(case, *args, **kwargs)
 
     monkeypatch.setattr(bench_module, "run_case", crashing)
@@ -93,14 +94,19 @@ def test_an_interrupted_benchmark_resumes_where_it_stopped(workspace, tmp_path, 
         benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
     store = open_store(get_settings())
     (run,) = store.all(BenchmarkRun)
+    assert len(calls) == 5  # nothing started after the crash
     assert run.status == "running" and store.count("benchmark_records", {"run_id": run.id}) == 4
+
+    lock = workspace / "bench" / run.id / "running.lock"
+    with file_lock(lock), pytest.raises(RuntimeError, match="running in another process"):
+        benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
 
     monkeypatch.setattr(bench_module, "run_case", real)
     counted = []
     monkeypatch.setattr(bench_module, "run_case", lambda case, *a, **k: counted.append(case) or real(case, *a, **k))
     summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
     assert summary.resumed and summary.run_id == run.id
-    assert len(counted) == 2 and {(c.rep, c.task_id) for c in counted}.isdisjoint({(r, t) for _, r, t in calls})
+    assert len(counted) == 2 and {(c.rep, c.task_id) for c in counted}.isdisjoint({(r, t) for _, r, t in calls[:4]})
     assert store.count("benchmark_records", {"run_id": run.id}) == 6 and summary.systems["reference"].passed == 6
     assert store.get(BenchmarkRun, run.id).status == "done"
 
