@@ -236,7 +236,7 @@ def benchmark(
     pending = [c for c in cases if BenchmarkRecord.make_id(run.id, c.system, c.rep, c.level, c.task_id) not in done]
     report("benchmark", "start", f"{len(cases) - len(pending)}/{len(cases)} {run.id}: " + ("resumed" if resumed else "new"))
     progress = create_progress_artifact(100 * (len(cases) - len(pending)) / len(cases), key="benchmark-progress")
-    hidden = [Path(f) for f in loaded.files]
+    hidden = [Path(p) for p in suite] + [Path(f) for f in loaded.files]  # a folder holding the run or Python stays visible
 
     def one(case: BenchmarkCase) -> None:
         system = by_name[case.system]
