@@ -68,6 +68,10 @@ class BenchmarkSummary(BaseModel):
     wall_s: float
 
 
+# Task files shipped with evoskill hold answers too: hidden in every benchmark, whatever the suite.
+SHIPPED_ANSWERS = [Path(__file__).resolve().parents[1] / "benchmarks" / "suites", Path(__file__).resolve().parents[1] / "skills" / "library"]
+
+
 def case_settings(base: Settings, system: BenchmarkSystem, run_id: str, rep: int, hidden: list[Path]) -> Settings:
     """Settings of one (system, repetition): its own workspace and store, the system's switches, answers hidden."""
     lane = f"{system.name}-rep{rep}"
@@ -77,7 +81,7 @@ def case_settings(base: Settings, system: BenchmarkSystem, run_id: str, rep: int
         "workspace": workspace,
         "store_path": workspace / "store",
         "store_database": f"bench-{content_hash(run_id, lane)[:12]}",
-        "sandbox_hidden_paths": [*base.sandbox_hidden_paths, base.store_root(), *hidden],
+        "sandbox_hidden_paths": [*base.sandbox_hidden_paths, base.store_root(), *SHIPPED_ANSWERS, *hidden],
     }
     return base.model_copy(update=update)
 
@@ -236,7 +240,8 @@ def benchmark(
     pending = [c for c in cases if BenchmarkRecord.make_id(run.id, c.system, c.rep, c.level, c.task_id) not in done]
     report("benchmark", "start", f"{len(cases) - len(pending)}/{len(cases)} {run.id}: " + ("resumed" if resumed else "new"))
     progress = create_progress_artifact(100 * (len(cases) - len(pending)) / len(cases), key="benchmark-progress")
-    hidden = [Path(p) for p in suite] + [Path(f) for f in loaded.files]  # a folder holding the run or Python stays visible
+    # The task files (malformed ones too); other files next to them (a task's input data) stay readable.
+    hidden = [f for p in map(Path, suite) for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
 
     def one(case: BenchmarkCase) -> None:
         system = by_name[case.system]

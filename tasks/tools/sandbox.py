@@ -148,6 +148,8 @@ def _paths_to_hide(limits: SandboxLimits, workdir: Path) -> list[str]:
             log.warning("sandbox: not hiding %s: it holds the run folder or the Python environment", path)
             continue
         hide.append(str(path))
+    covered = {p for p in hide if any(Path(q) in Path(p).parents for q in hide)}  # inside a hidden folder already
+    hide = [p for p in hide if p not in covered]
     if hide and not _unshare_prefix(limits.network):
         log.warning("sandbox: cannot hide %s without mount namespaces; generated code can read them", hide)
         return []

@@ -164,6 +164,7 @@ def test_each_system_repetition_gets_its_own_workspace_and_store_with_answers_hi
     assert not deep1.use_memory and not deep1.learn and not deep1.triage_llm
     hidden = SandboxLimits.from_settings(deep1).hidden
     assert str(base.store_root()) in hidden and str(answers[0].resolve()) in hidden and str(deep1.store_root()) in hidden
+    assert str(STARTER.parent) in hidden and str(STARTER.parents[2] / "skills" / "library") in hidden
     assert debug_strategies(deep1) == ["diagnostic", "introspection", "research"]
     assert debug_strategies(case_settings(base, SYSTEMS["native"], "run", 1, [])) == []
     assert debug_strategies(case_settings(base, SYSTEMS["nsr"], "run", 1, [])) == []

@@ -133,7 +133,8 @@ def test_hidden_files_and_folders_cannot_be_read(tmp_path):
         "import json, os\n"
         f"print(json.dumps([os.listdir({str(secret_dir)!r}), open({str(answer_file)!r}).read()]))\n"
     )
-    result = run(code, tmp_path / "runs", hidden=(str(secret_dir), str(answer_file)))
+    inside = secret_dir / "skills.json"  # already covered by its hidden folder
+    result = run(code, tmp_path / "runs", hidden=(str(secret_dir), str(inside), str(answer_file)))
     assert result.ok and result.answer == [[], ""]
     assert (secret_dir / "skills.json").exists() and "9.9372" in answer_file.read_text()  # untouched outside
     visible = run(code, tmp_path / "runs2")
