@@ -1,6 +1,6 @@
 """Skills run in the sandbox: missing packages are reported before running; jobs carry resources."""
 
-from skills.documents import Skill, TestCase
+from skills.documents import Skill, SkillResources, TestCase
 from skills.maker import SkillMaker
 from skills.runner import run_skill
 from tasks.settings import get_settings
@@ -24,4 +24,4 @@ def test_gpu_skills_are_annotated_for_the_scheduler():
     skill = Skill(name="mlip", code="def run() -> int:\n    return 1\n", resources={"gpu": True}, test_case=TestCase(expected=1))
     job = SkillMaker.from_skill(skill).make()
     assert job.name == "mlip-v1" and job.metadata["resources"] == {"GPU": 1}
-    assert SkillMaker.from_skill(skill.model_copy(update={"resources": {"gpu": False}})).make().metadata["resources"] == {}
+    assert SkillMaker.from_skill(skill.model_copy(update={"resources": SkillResources(gpu=False)})).make().metadata["resources"] == {}
