@@ -20,8 +20,14 @@ def prefect_harness() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def package_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package-knowledge cache shared by the session's tests (parsing pymatgen once is enough)."""
+    return tmp_path_factory.mktemp("package-cache")
+
+
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package_cache: Path) -> Path:
     """A fresh workspace (with an in-memory store); settings read from a clean EVOSKILL_* environment."""
     import os
 
@@ -33,6 +39,9 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EVOSKILL_PREFECT_API", "ephemeral")
     monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "60")
     monkeypatch.setenv("EVOSKILL_STORE", "memory")
+    # Parsed packages are derived from the installed ones: one cache for the whole session.
+    monkeypatch.setenv("EVOSKILL_CACHE_PATH", str(package_cache))
+    monkeypatch.setenv("EVOSKILL_SEARCH_PACKAGES", '["ase", "pymatgen"]')
     return tmp_path / "ws"
 
 

@@ -42,18 +42,18 @@ SYSTEMS: dict[str, BenchmarkSystem] = {
         ),
         BenchmarkSystem(
             name="search_debug",
-            description="Iterative self-debugging: one debug agent, up to 4 attempts; no introspection (and search once it exists).",
+            description="Search + iterative self-debugging: one debug agent, up to 4 attempts; no introspection or graph tools.",
             overrides={**_MEMORY_OFF, "self_reflection": False, "debug_strategies": ["diagnostic"], "debug_max_attempts": 4},
         ),
         BenchmarkSystem(name="deep", description="The full DeepSolver: research, execute, three parallel debug agents.", overrides=dict(_MEMORY_OFF)),
         BenchmarkSystem(
             name="nsr",
-            description="Ablation: no self-reflection (no introspection, no debug agents).",
+            description="Ablation: no self-reflection (no introspection, graph or source tools, no debug agents).",
             overrides={**_MEMORY_OFF, "debug_agents": False, "self_reflection": False},
         ),
         BenchmarkSystem(
             name="ncl",
-            description="Ablation: no continuous learning (no retrieved memories; no search or extraction once they exist).",
+            description="Ablation: no continuous learning (no search, extraction, code retrieval or memories).",
             overrides={**_MEMORY_OFF, "continuous_learning": False},
         ),
         BenchmarkSystem(

@@ -81,6 +81,7 @@ def case_settings(base: Settings, system: BenchmarkSystem, run_id: str, rep: int
         "workspace": workspace,
         "store_path": workspace / "store",
         "store_database": f"bench-{content_hash(run_id, lane)[:12]}",
+        "cache_path": base.cache_root(),  # parsed packages: derived from what is installed, not learned from tasks
         "sandbox_hidden_paths": [*base.sandbox_hidden_paths, base.store_root(), *SHIPPED_ANSWERS, *hidden],
     }
     return base.model_copy(update=update)

@@ -28,6 +28,8 @@ from flows.cli_bench import add_parser as add_bench_parser
 from flows.cli_bench import run_bench
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
+from flows.cli_tools import add_parser as add_tool_parser
+from flows.cli_tools import run_tool
 
 __all__ = ["main", "build_parser"]
 
@@ -46,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--backend", choices=["embedded", "openai", "scripted"], help="LLM backend (default: embedded)")
     solve.add_argument("--model", help="model name for the backend")
     solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
+    solve.add_argument("--plan", action="store_true", help="multi-step question: plan sub-tasks, solve each, replan on failure")
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
     add_bench_parser(sub)
+    add_tool_parser(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
     return parser
@@ -101,6 +105,9 @@ def _solve(args: argparse.Namespace) -> int:
     if args.session is not None and not re.fullmatch(r"[\w.-]+", args.session):
         print(f"evoskill solve: --session {args.session!r}: use letters, digits, '.', '_' or '-'", file=sys.stderr)
         return 2
+    if args.plan and args.session:
+        print("evoskill solve: --plan does not take --session", file=sys.stderr)
+        return 2
     from flows.prefect_api import prefect_runtime
     from flows.solve import solve
     from tasks.settings import get_settings
@@ -111,6 +118,8 @@ def _solve(args: argparse.Namespace) -> int:
         settings = get_settings(llm_backend=args.backend, llm_model=args.model)
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
+            if args.plan:
+                return _print_plan(_planned(args.query, settings), args.json)
             result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
     except ValidationError as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
@@ -123,6 +132,23 @@ def _solve(args: argparse.Namespace) -> int:
     else:
         _print_human(result)
     return 0 if result.success else 1
+
+
+def _planned(query: str, settings):  # noqa: ANN001, ANN202 - Settings/PlanOutcome, imported lazily
+    from flows.plan_solve import plan_solve
+
+    return plan_solve(query, settings)
+
+
+def _print_plan(outcome, as_json: bool) -> int:  # noqa: ANN001 - PlanOutcome, imported lazily
+    if as_json:
+        print(outcome.model_dump_json())
+    else:
+        for number, step in enumerate(outcome.steps, 1):
+            print(f"step {number}: {step.summary.render()}")
+        print(f"answer: {outcome.answer!r}" if outcome.success else f"no answer ({outcome.stopped})")
+        print(f"{len(outcome.steps)} steps, {outcome.replans} replans, {outcome.llm_calls} LLM calls, {outcome.wall_s:.1f} s")
+    return 0 if outcome.success else 1
 
 
 def _llm(args: argparse.Namespace) -> int:
@@ -157,7 +183,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench}[args.command]
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "tool": run_tool}[args.command]
     try:
         return handler(args)
     except ValidationError as exc:

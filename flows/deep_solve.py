@@ -12,7 +12,7 @@ from tasks.llm import LLMClient
 from tasks.models import CodeAgentResult, DebugResult, FinalAnswer, ResearchResult, SolveRequest
 from tasks.output import output_processor
 from tasks.research import research
-from tasks.settings import Settings
+from tasks.settings import SELF_REFLECTION_STRATEGIES, Settings
 
 __all__ = ["DeepSolveOutcome", "deep_solve", "debug_strategies"]
 
@@ -25,10 +25,10 @@ class DeepSolveOutcome(BaseModel):
 
 
 def debug_strategies(settings: Settings) -> list[str]:
-    """The debug branches to run: none without debug agents, no introspection branch without self-reflection."""
+    """The debug branches to run: none without debug agents, none that needs self-reflection tools without self-reflection."""
     if not settings.debug_agents:
         return []
-    return [s for s in settings.debug_strategies if settings.self_reflection or s != "introspection"]
+    return [s for s in settings.debug_strategies if settings.self_reflection or s not in SELF_REFLECTION_STRATEGIES]
 
 
 def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
 
+from skills.retrieval import split_name
+
 __all__ = [
     "content_hash",
     "slug",
@@ -34,6 +36,12 @@ __all__ = [
     "MemoryUnit",
     "BenchmarkRun",
     "BenchmarkRecord",
+    "Param",
+    "FunctionInfo",
+    "ClassInfo",
+    "PackageModule",
+    "PackageGraph",
+    "ExtractedCode",
 ]
 
 
@@ -259,3 +267,91 @@ class BenchmarkRecord(_Document):
     @property
     def id(self) -> str:
         return self.make_id(self.run_id, self.system, self.rep, self.level, self.task_id)
+
+
+class Param(BaseModel):
+    """One parameter of a function, as written in its source."""
+
+    name: str
+    annotation: str | None = None
+    default: str | None = None
+    kind: Literal["positional", "keyword", "var_positional", "var_keyword"] = "positional"
+
+    def render(self) -> str:
+        stars = {"var_positional": "*", "var_keyword": "**"}.get(self.kind, "")
+        text = stars + self.name + (f": {self.annotation}" if self.annotation else "")
+        return text + (f" = {self.default}" if self.default is not None else "")
+
+
+class FunctionInfo(BaseModel):
+    """A function or method of a package."""
+
+    name: str
+    qualname: str = Field(description="Dotted path: module.function or module.Class.method.")
+    lineno: int = 0
+    params: list[Param] = Field(default_factory=list)
+    returns: str | None = None
+    doc: str = ""
+
+    def signature(self) -> str:
+        return f"{self.qualname}({', '.join(p.render() for p in self.params)})" + (f" -> {self.returns}" if self.returns else "")
+
+
+class ClassInfo(BaseModel):
+    """A class of a package with its methods and (resolved where possible) base classes."""
+
+    name: str
+    qualname: str
+    lineno: int = 0
+    bases: list[str] = Field(default_factory=list)
+    doc: str = ""
+    methods: list[FunctionInfo] = Field(default_factory=list)
+
+
+class PackageModule(_Document):
+    """One module of an installed package, parsed from its source (never imported)."""
+
+    package: str
+    module: str
+    path: str
+    stamp: str = Field(description="File size and modification time: re-parsed only when it changes.")
+    doc: str = ""
+    imports: dict[str, str] = Field(default_factory=dict, description="Local name → what it refers to.")
+    classes: list[ClassInfo] = Field(default_factory=list)
+    functions: list[FunctionInfo] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Why the file could not be parsed.")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return f"{self.package}:{self.module}"
+
+
+class PackageGraph(_Document):
+    """Bookkeeping of one parsed package: version, progress and cost."""
+
+    id: str = Field(description="The package (or subpackage) name.")
+    version: str | None = None
+    files_total: int = 0
+    files_parsed: int = 0
+    complete: bool = False
+    parse_s: float = 0.0
+    updated: datetime = Field(default_factory=_now)
+
+
+class ExtractedCode(_Document):
+    """A code example extracted from a page, document, notebook or package, with the text around it."""
+
+    source: str
+    language: str = "python"
+    code: str
+    context: str = ""
+    created: datetime = Field(default_factory=_now)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return content_hash(self.source, self.code)
+
+    def search_text(self) -> str:
+        return split_name(f"{self.context} {self.source.rsplit('/', 1)[-1]} {self.code}")

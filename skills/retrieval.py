@@ -24,7 +24,7 @@ from typing import Protocol
 import bm25s
 import numpy as np
 
-__all__ = ["Hit", "TextIndex", "Embedder", "load_embedder", "tokens"]
+__all__ = ["Hit", "TextIndex", "Embedder", "load_embedder", "tokens", "split_name"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,12 @@ _STOPWORDS = frozenset(
 def tokens(text: str) -> list[str]:
     """Lowercase words and chemical tokens of ``text``, stopwords dropped (``"N2"`` stays ``n2``)."""
     return [w for w in re.findall(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", text.lower()) if w not in _STOPWORDS]
+
+
+def split_name(name: str) -> str:
+    """Words of code names: ``EquationOfState.fit_sjeos`` → ``Equation Of State fit sjeos``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|[._]+", " ", name)
+    return " ".join(spaced.split())
 
 
 class Embedder(Protocol):
@@ -92,6 +98,14 @@ class TextIndex:
             return 0.0
         q_norm = math.sqrt(sum(self._idf.get(t, 0.0) ** 2 for t in query))
         return sum(self._idf[t] ** 2 for t in shared) / (q_norm * self._norms[position] or 1.0)
+
+    def rank(self, query: str, k: int = 5) -> list[Hit]:
+        """The ``k`` best texts by BM25 alone (``similarity`` is the BM25 score): for long, uneven documents."""
+        known = [w for w in tokens(query) if w in self._idf]
+        if self._bm25 is None or not known:
+            return []
+        found, scores = self._bm25.retrieve([known], k=min(k, len(self._docs)), show_progress=False)
+        return [Hit(int(p), float(s)) for p, s in zip(found[0], scores[0], strict=True) if s > 0]
 
     def search(self, query: str, k: int = 5, threshold: float = 0.0, candidates: int = 50) -> list[Hit]:
         """The ``k`` most similar texts with similarity ≥ ``threshold``."""

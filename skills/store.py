@@ -35,7 +35,10 @@ from skills.documents import (
     BenchmarkRecord,
     BenchmarkRun,
     Experience,
+    ExtractedCode,
     MemoryUnit,
+    PackageGraph,
+    PackageModule,
     Preference,
     RunRecord,
     Session,
@@ -46,7 +49,7 @@ from skills.retrieval import TextIndex, load_embedder
 from tasks.files import file_lock
 from tasks.settings import Settings
 
-__all__ = ["StoreError", "StoreDocumentError", "SkillStore", "open_store", "COLLECTIONS"]
+__all__ = ["StoreError", "StoreDocumentError", "SkillStore", "open_store", "open_cache", "COLLECTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,9 @@ COLLECTIONS: dict[str, type[BaseModel]] = {
     "memories": MemoryUnit,
     "benchmark_runs": BenchmarkRun,
     "benchmark_records": BenchmarkRecord,
+    "package_modules": PackageModule,
+    "package_graphs": PackageGraph,
+    "extracted_code": ExtractedCode,
 }
 _COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
 _INDEXED = {
@@ -70,6 +76,8 @@ _INDEXED = {
     "runs": ["id"],
     "benchmark_runs": ["id"],
     "benchmark_records": ["id", "run_id"],
+    "package_modules": ["id", "package"],
+    "extracted_code": ["id", "source"],
 }
 
 
@@ -156,6 +164,16 @@ class SkillStore:
             self._generation += int(reindex)
         return document
 
+    def put_many(self, documents: list[BaseModel]) -> int:
+        """Insert or replace documents of one kind in one write (bulk caches such as parsed packages)."""
+        if not documents:
+            return 0
+        collection = _COLLECTION_OF[type(documents[0])]
+        with self.write_lock():
+            self._stores[collection].update([d.model_dump(mode="json") for d in documents], key="id")
+            self._generation += 1
+        return len(documents)
+
     def get(self, model: type[D], doc_id: str) -> D | None:
         collection = _COLLECTION_OF[model]
         raw = self._stores[collection].query_one({"id": doc_id})
@@ -239,7 +257,8 @@ class SkillStore:
         if cached and cached[0] == self._generation:
             return cached[1], cached[2]
         generation = self._generation
-        documents: list[BaseModel] = list(self.latest_skills()) if kind == "skills" else list(self.all(MemoryUnit))
+        model = {"skills": None, "memories": MemoryUnit, "extracted_code": ExtractedCode}[kind]
+        documents: list[BaseModel] = list(self.latest_skills()) if model is None else list(self.all(model))
         texts = [d.search_text() for d in documents]  # type: ignore[attr-defined]
         index = TextIndex(texts, load_embedder(self._embedding_model))
         self._indexes[kind] = (generation, documents, index)
@@ -258,6 +277,10 @@ class SkillStore:
         hits = index.search(query, k=k * 4 if kind else k, threshold=threshold)
         found = [(documents[h.position], h.similarity) for h in hits if kind is None or documents[h.position].kind == kind]  # type: ignore[union-attr]
         return found[:k]  # type: ignore[return-value]
+
+    def search_extracted_code(self, query: str, k: int = 3) -> list[tuple[ExtractedCode, float]]:
+        documents, index = self._index("extracted_code")
+        return [(documents[h.position], h.similarity) for h in index.search(query, k=k)]  # type: ignore[misc]
 
     def job_store(self) -> JobStore:
         """A jobflow ``JobStore`` on the same backend (job outputs of skills run as workflows)."""
@@ -293,3 +316,8 @@ def open_store(settings: Settings) -> SkillStore:
             with file_lock(lock_path) if lock_path else nullcontext():
                 _OPEN[key] = SkillStore(stores, lock_path, settings.embedding_model)
         return _OPEN[key]
+
+
+def open_cache(settings: Settings) -> SkillStore:
+    """The package-knowledge cache: same backend as the store, its own folder (Monty) or database."""
+    return open_store(settings.model_copy(update={"store_path": settings.cache_root(), "store_database": f"{settings.store_database}_cache"}))

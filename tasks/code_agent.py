@@ -9,7 +9,7 @@ from tasks.answer_spec import coerce_answer
 from tasks.models import CodeAgentResult, ExecutionResult, ResearchResult, SolveRequest
 from tasks.settings import Settings
 from tasks.stage import Stopwatch, report
-from tasks.tools.packages import install_packages, missing_packages
+from tasks.tools.packages import install_dependencies, missing_packages
 from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["code_agent", "judge_execution"]
@@ -34,7 +34,7 @@ def code_agent(request: SolveRequest, researched: ResearchResult, settings: Sett
         report("code-agent", "failed", error)
         return CodeAgentResult(stage="code-agent", started_at=watch.started_at, wall_s=watch.elapsed(), error=error)
     missing = missing_packages(solution.packages)
-    install = install_packages(missing, settings) if missing else None
+    install = install_dependencies(missing, settings) if missing else None
     execution = run_code(solution.code, settings.run_root(), SandboxLimits.from_settings(settings), f"{request.run_name}-first")
     error = judge_execution(execution, request)
     if error and install and install.refused:

@@ -1,10 +1,11 @@
 """Debug Agent: one task, parameterised by strategy, making a bounded number of fix attempts.
 
-Strategies:
-- ``diagnostic``: read the traceback, fix the cause in the existing script;
-- ``introspection``: the same, given facts probed from the installed packages (close
-  matches for missing names, real signatures);
-- ``research``: rewrite from scratch with another approach, given the probed API facts.
+Strategies (their tool plans are in ``tasks/tool_plans.py``):
+- ``diagnostic``: read the traceback, fix the cause in the existing script (documentation of the failing call);
+- ``introspection``: fix it with facts probed from the installed packages (close matches, real signatures, a probe snippet);
+- ``knowledge_graph``: fix it with answers from the package's knowledge graph;
+- ``local_package``: fix it after reading the source of the definitions the script uses;
+- ``research``: rewrite from scratch with another approach, given documentation and code examples.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
 from tasks.stage import Stopwatch, report, retry_on_transient
-from tasks.tools.introspect import introspection_notes
+from tasks.tool_plans import debug_notes, model_tool_round
+from tasks.tools.registry import ToolBox
 from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["STRATEGY_GOALS", "debug"]
@@ -25,7 +27,9 @@ __all__ = ["STRATEGY_GOALS", "debug"]
 STRATEGY_GOALS = {
     "diagnostic": "Find the cause of the error from the traceback and fix it, changing only what is needed.",
     "introspection": "Fix the script using the facts below, probed from the installed packages: use only names and signatures that exist.",
-    "research": "The approach below failed. Write a new script from scratch that takes a different route to the same answer.",
+    "knowledge_graph": "Fix the script using the API facts below, taken from the package's knowledge graph: use only names and signatures that exist.",
+    "local_package": "Fix the script after reading the package source below: call things the way the source defines them.",
+    "research": "The approach below failed. Write a new script from scratch that takes a different route to the same answer, using the documentation and examples below.",
 }
 
 
@@ -41,7 +45,7 @@ def _prompt(strategy: str, request: SolveRequest, code: str, error: str, stderr:
     if stderr and strategy != "research":
         parts.append(f"stderr (end):\n{_stderr_tail(stderr)}")
     if notes:
-        parts.append("Facts from the installed packages:\n- " + "\n- ".join(notes))
+        parts.append("Found with tools:\n- " + "\n- ".join(notes))
     return "\n\n".join(parts)
 
 
@@ -57,9 +61,10 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
     error = first.error or "the first execution failed"
     stderr = first.execution.stderr if first.execution else ""
     result = DebugResult(stage=stage, strategy=strategy, started_at=watch.started_at)
+    box = ToolBox(settings)
     for attempt in range(1, settings.debug_max_attempts + 1):
-        probe = settings.self_reflection and strategy != "diagnostic" and code
-        notes = introspection_notes(code, error + "\n" + stderr, settings.run_root(), limits) if probe else []
+        notes = debug_notes(strategy, request.query, code, error + "\n" + _stderr_tail(stderr), box, limits)
+        notes += model_tool_round(stage, llm, box, request.query, f"Error: {error}")
         try:
             reply = llm.structured(stage, f"You are a debugging agent. {SCRIPT_RULES}", _prompt(strategy, request, code, error, stderr, notes), CodeReply)
         except (LLMSchemaError, LLMBudgetExceeded) as exc:
@@ -77,7 +82,8 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
             break
         code, error, stderr = reply.code, problem, execution.stderr
     result.wall_s = watch.elapsed()
-    result.llm_calls = llm.calls_for(stage)
+    result.llm_calls = llm.calls_for(stage) + llm.calls_for(f"{stage}:tools")
+    result.tool_calls = [f"{c.name}: {'ok' if c.ok else c.error}"[:200] for c in box.calls]
     if not result.success:
         result.error = result.attempts[-1].error if result.attempts else "no attempt was made"
         report(stage, "failed", result.error or "")

@@ -92,6 +92,7 @@ class StageOutcome(BaseModel):
 
 class ResearchResult(StageOutcome):
     solution: Solution | None = None
+    tool_calls: list[str] = Field(default_factory=list, description="Each tool call: name and outcome.")
 
 
 class CodeAgentResult(StageOutcome):
@@ -113,6 +114,7 @@ class DebugResult(StageOutcome):
     strategy: str
     attempts: list[DebugAttempt] = Field(default_factory=list)
     success: bool = False
+    tool_calls: list[str] = Field(default_factory=list, description="Each tool call: name and outcome.")
 
     @property
     def last(self) -> DebugAttempt | None:

@@ -1,4 +1,4 @@
-"""Solution Researcher: writes a first complete script for the query."""
+"""Solution Researcher: looks up documentation and examples with its tools, then writes a first complete script."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pydantic import BaseModel, Field
 from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.models import ResearchResult, Solution, SolveRequest
 from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.tool_plans import model_tool_round, research_notes
 from tasks.tools.packages import imported_packages, module_names
+from tasks.tools.registry import ToolBox
 
 __all__ = ["CodeReply", "SCRIPT_RULES", "research", "answer_instructions"]
 
@@ -47,20 +49,27 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
     """Write an initial solution (code + packages) for the query."""
     watch = Stopwatch()
     report("research", "start")
+    box = ToolBox(llm.settings)
+    notes = research_notes(request.query, box) + model_tool_round("research", llm, box, request.query, request.context)
     user = f"Question: {request.query}\n\n{answer_instructions(request)}" + (f"\n\n{request.context}" if request.context else "")
+    if notes:
+        user += "\n\nDocumentation and examples found with tools:\n- " + "\n- ".join(notes)
+    tool_calls = [f"{c.name}: {'ok' if c.ok else c.error}"[:200] for c in box.calls]
     try:
         reply = llm.structured("research", f"You are a solution researcher. {SCRIPT_RULES}", user, CodeReply)
     except (LLMSchemaError, LLMBudgetExceeded) as exc:
         report("research", "failed", str(exc))
         return ResearchResult(
-            stage="research", started_at=watch.started_at, wall_s=watch.elapsed(), llm_calls=llm.calls_for("research"), error=str(exc)
-        )
+            stage="research", started_at=watch.started_at, wall_s=watch.elapsed(), llm_calls=llm.calls_for("research") + llm.calls_for("research:tools"),
+            error=str(exc), tool_calls=tool_calls,
+        )  # fmt: skip
     solution = reply.to_solution()
     report("research", "done", f"{len(solution.code.splitlines())} lines, packages {solution.packages}")
     return ResearchResult(
         stage="research",
         started_at=watch.started_at,
         wall_s=watch.elapsed(),
-        llm_calls=llm.calls_for("research"),
+        llm_calls=llm.calls_for("research") + llm.calls_for("research:tools"),
         solution=solution,
+        tool_calls=tool_calls,
     )

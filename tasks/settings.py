@@ -24,9 +24,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "get_settings", "DEFAULT_STRATEGIES"]
+__all__ = ["Settings", "get_settings", "DEFAULT_STRATEGIES", "KNOWN_STRATEGIES", "SELF_REFLECTION_STRATEGIES"]
 
 DEFAULT_STRATEGIES = ["diagnostic", "introspection", "research"]
+# Debug strategies that rely on self-reflection tools (removed with self_reflection=False).
+SELF_REFLECTION_STRATEGIES = ["introspection", "knowledge_graph", "local_package"]
+KNOWN_STRATEGIES = ["diagnostic", *SELF_REFLECTION_STRATEGIES, "research"]
 
 
 def _toml_path() -> Path:
@@ -71,11 +74,33 @@ class Settings(BaseSettings):
     debug_strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))
     debug_max_attempts: int = Field(default=2, gt=0, description="Attempts per debug branch.")
     debug_agents: bool = Field(default=True, description="Run the parallel debug agents after a failed first execution.")
-    self_reflection: bool = Field(default=True, description="Give debug agents facts probed from the installed packages (introspection).")
-    continuous_learning: bool = Field(default=True, description="Let the writing stages use retrieved memories (and search tools).")
+    self_reflection: bool = Field(
+        default=True, description="Self-reflection tools (introspection, probes, package knowledge graph, source reading) and their debug strategies."
+    )
+    continuous_learning: bool = Field(
+        default=True, description="Continuous-learning tools (search, code extraction and retrieval) and retrieved memories."
+    )
     use_memory: bool = Field(default=True, description="Recall skills and memories from the store before solving.")
     allow_install: bool = Field(default=False, description="Let the code agent pip-install missing packages.")
     install_allowlist: list[str] = Field(default_factory=list, description="Packages the code agent may install.")
+
+    # --- tools ----------------------------------------------------------------------
+    search_provider: Literal["auto", "local", "tavily"] = Field(
+        default="auto", description="'auto': Tavily web search when its key is set, else the offline index of installed packages."
+    )
+    search_packages: list[str] = Field(
+        default_factory=lambda: ["ase", "pymatgen", "rdkit", "spglib", "smact"],
+        description="Installed packages the offline search indexes (docstrings, docs files, examples, notebooks).",
+    )
+    tavily_api_key: SecretStr | None = Field(default=None, description="Key of the Tavily web search (environment only).")
+    fetch_timeout_s: float = Field(default=5.0, gt=0, description="Timeout of web requests (search, extract_code_from_url).")
+    graph_parse_budget_s: float = Field(default=120.0, gt=0, description="Time one parse_local_package call may spend.")
+    compress_context: bool = Field(
+        default=True, description="Hand later stages compressed traces (findings, failures, parameters) instead of full ones."
+    )
+    tool_rounds: int = Field(
+        default=0, ge=0, description="Rounds in which a writing stage's model may call tools itself (the stages' own tool plans always run)."
+    )
 
     # --- sandbox ------------------------------------------------------------------
     sandbox_wall_s: float = Field(default=120.0, gt=0)
@@ -96,6 +121,9 @@ class Settings(BaseSettings):
     )
     store_path: Path | None = Field(default=None, description="Folder of the 'monty' store; <workspace>/store when unset.")
     store_database: str = Field(default="evoskill", description="Database name (Monty and MongoDB).")
+    cache_path: Path | None = Field(
+        default=None, description="Folder of the package-knowledge cache (parsed packages for graph and search); <workspace>/cache when unset."
+    )
     learn: bool = Field(default=True, description="Compile accepted solutions into skills.")
     triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
     skill_match_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Similarity to use a skill.")
@@ -116,9 +144,9 @@ class Settings(BaseSettings):
     @field_validator("debug_strategies")
     @classmethod
     def _known_strategies(cls, value: list[str]) -> list[str]:
-        unknown = sorted(set(value) - set(DEFAULT_STRATEGIES))
+        unknown = sorted(set(value) - set(KNOWN_STRATEGIES))
         if unknown:
-            raise ValueError(f"unknown debug strategies {unknown}; choose from {DEFAULT_STRATEGIES}")
+            raise ValueError(f"unknown debug strategies {unknown}; choose from {KNOWN_STRATEGIES}")
         if not value:
             raise ValueError("at least one debug strategy is needed")
         return value
@@ -148,6 +176,10 @@ class Settings(BaseSettings):
     def store_root(self) -> Path:
         """Folder of the file-backed store."""
         return (self.store_path or self.workspace / "store").resolve()
+
+    def cache_root(self) -> Path:
+        """Folder of the package-knowledge cache (derived from installed packages, shared by benchmark runs)."""
+        return (self.cache_path or self.workspace / "cache").resolve()
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

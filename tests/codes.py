@@ -52,3 +52,14 @@ def run(formula: str = "N2", fmax: float = 0.01) -> float:
         isolated += atom.get_potential_energy()
     return round(isolated - mol.get_potential_energy(), 4)
 """
+
+SI_QUERY = "What is the space group number of diamond-cubic silicon (a = 5.43 Å)? Return an integer."
+SI_ANSWER = 227
+SI_CODE = """import json
+from pymatgen.core import Lattice, Structure
+from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+si = Structure.from_spacegroup("Fd-3m", Lattice.cubic(5.43), ["Si"], [[0, 0, 0]])
+print(json.dumps(SpacegroupAnalyzer(si).get_space_group_number()))
+"""
+# A wrong import, as small models write: pymatgen has no 'Strucutre'.
+SI_TYPO = SI_CODE.replace("import Lattice, Structure", "import Lattice, Strucutre").replace("si = Structure.", "si = Strucutre.")

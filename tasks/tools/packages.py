@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import difflib
+import importlib.metadata
 import importlib.util
 import re
 import subprocess
@@ -11,8 +13,18 @@ import sys
 from pydantic import BaseModel, Field
 
 from tasks.settings import Settings
+from tasks.tools.errors import ToolError
 
-__all__ = ["InstallReport", "imported_packages", "module_names", "missing_packages", "install_packages"]
+__all__ = [
+    "InstallReport",
+    "PackageVersion",
+    "imported_packages",
+    "module_names",
+    "missing_packages",
+    "install_dependencies",
+    "check_installed_packages",
+    "check_package_version",
+]
 
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -25,8 +37,54 @@ class InstallReport(BaseModel):
     refused: list[str] = Field(default_factory=list, description="Not installed, with the reason.")
 
 
+class PackageVersion(BaseModel):
+    """An installed distribution: its name, version, import names and location."""
+
+    name: str
+    version: str
+    import_names: list[str] = Field(default_factory=list)
+    location: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version} (import {', '.join(self.import_names) or '?'}; at {self.location})"
+
+
 def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _distributions() -> dict[str, importlib.metadata.Distribution]:
+    found = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(_normalise(name), dist)
+    return found
+
+
+def check_installed_packages(contains: str = "") -> list[str]:
+    """Installed distributions as ``name==version``, those whose name contains ``contains`` when given."""
+    wanted = _normalise(contains)
+    return sorted(f"{d.metadata['Name']}=={d.version}" for key, d in _distributions().items() if wanted in key)
+
+
+def check_package_version(name: str) -> PackageVersion:
+    """The installed version of a distribution or import name (``pymatgen``, ``ase``, ``rdkit``, ``scikit_learn``, ``sklearn``)."""
+    dists = _distributions()
+    dist = dists.get(_normalise(name))
+    if dist is None:  # an import name whose distribution is named differently (sklearn → scikit-learn)
+        owners = importlib.metadata.packages_distributions().get(name.strip(), [])
+        dist = next((dists[_normalise(o)] for o in owners if _normalise(o) in dists), None)
+    if dist is None:
+        close = difflib.get_close_matches(_normalise(name), list(dists), n=3, cutoff=0.6)
+        raise ToolError(
+            f"{name!r} is not installed" + (f"; close names: {close}." if close else "."),
+            "check_installed_packages(contains=...) lists installed packages; install_dependencies installs allowed ones.",
+        )
+    top = (dist.read_text("top_level.txt") or "").split()
+    if not top:
+        top = sorted({p for f in (dist.files or []) if (p := f.parts[0].removesuffix(".py")).isidentifier() and not p.startswith("__")})
+    return PackageVersion(name=dist.metadata["Name"], version=dist.version, import_names=top[:10], location=str(dist.locate_file("")))
 
 
 def imported_packages(code: str) -> list[str]:
@@ -63,7 +121,7 @@ def missing_packages(modules: list[str]) -> list[str]:
     return missing
 
 
-def install_packages(modules: list[str], settings: Settings) -> InstallReport:
+def install_dependencies(modules: list[str], settings: Settings) -> InstallReport:
     """pip-install missing modules, only when enabled and only those on the allow-list."""
     report = InstallReport()
     allowed = {_normalise(a) for a in settings.install_allowlist}

@@ -186,3 +186,50 @@ def test_without_self_reflection_there_is_no_introspection_branch(scripted, monk
     result = solve(N2_QUERY)
     assert result.success and result.answer == N2_ANSWER
     assert [n for n in stage_names(result) if n.startswith("debug")] == ["debug:diagnostic", "debug:research"]
+
+
+def test_debug_agents_fix_a_wrong_import_with_their_tools(scripted, monkeypatch):
+    """Each strategy's tools find the real name behind 'Strucutre'; the scripted model writes the fix it was shown."""
+    from tests.codes import SI_ANSWER, SI_CODE, SI_QUERY, SI_TYPO
+
+    strategies = ["introspection", "knowledge_graph", "local_package", "research"]
+    monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", json.dumps(strategies))
+    path = scripted([code("research", SI_TYPO)] + [code(f"debug:{s}", SI_CODE) for s in strategies])
+    result = solve(SI_QUERY)
+    assert result.success and result.answer == SI_ANSWER
+    received = [json.loads(line) for line in path.with_suffix(".received.jsonl").read_text().splitlines()]
+    prompts = {r["stage"]: r["messages"][-1]["content"] for r in received}
+    assert "quick_introspect: pymatgen.core.Strucutre does not exist. Did you mean: pymatgen.core.Structure" in prompts["debug:introspection"]
+    assert "query_knowledge_graph: pymatgen.core.structure.Structure" in prompts["debug:knowledge_graph"]
+    assert "read_file:" in prompts["debug:local_package"] and "class Structure(IStructure" in prompts["debug:local_package"]
+    assert "search: [api]" in prompts["debug:research"]
+    # The Solution Researcher looked up documentation before writing.
+    assert "Documentation and examples found with tools" in prompts["research"] and "get_space_group_number" in prompts["research"]
+    trajectory = json.loads(Path(result.trajectory_path).read_text())
+    introspection = next(b for b in trajectory["debug"] if b["strategy"] == "introspection")
+    assert introspection["tool_calls"][0].startswith("quick_introspect: ok")
+
+
+def test_without_self_reflection_or_continuous_learning_the_tools_are_gone(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_SELF_REFLECTION", "false")
+    monkeypatch.setenv("EVOSKILL_CONTINUOUS_LEARNING", "false")
+    path = scripted([code("research", N2_TYPO)] + [code(f"debug:{s}", N2_CODE) for s in ("diagnostic", "research")])
+    result = solve(N2_QUERY)
+    assert result.success and [n for n in stage_names(result) if n.startswith("debug")] == ["debug:diagnostic", "debug:research"]
+    received = [json.loads(line) for line in path.with_suffix(".received.jsonl").read_text().splitlines()]
+    assert not any("found with tools" in r["messages"][-1]["content"].lower() for r in received)
+    trajectory = json.loads(Path(result.trajectory_path).read_text())
+    assert trajectory["research"]["tool_calls"] == [] and all(b["tool_calls"] == [] for b in trajectory["debug"])
+
+
+def test_the_model_may_call_tools_itself_when_rounds_are_enabled(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_TOOL_ROUNDS", "1")
+    monkeypatch.setenv("EVOSKILL_CONTINUOUS_LEARNING", "false")
+    calls = [{"name": "quick_introspect", "arguments": {"target": "ase.build.molecule"}}, {"name": "nonexistent_tool", "arguments": {}}]
+    path = scripted([{"stage": "research:tools", "content": {"calls": calls}}, code("research", N2_CODE)])
+    result = solve(N2_QUERY)
+    assert result.success and result.llm_calls == 2
+    received = [json.loads(line) for line in path.with_suffix(".received.jsonl").read_text().splitlines()]
+    menu, research = received[0]["messages"][-1]["content"], received[1]["messages"][-1]["content"]
+    assert "quick_introspect(target: str)" in menu and "search(" not in menu  # ncl: no search tool offered
+    assert "quick_introspect: ase.build.molecule" in research and "ERROR no tool 'nonexistent_tool' here" in research

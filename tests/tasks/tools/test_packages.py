@@ -1,5 +1,5 @@
 from tasks.settings import Settings
-from tasks.tools.packages import imported_packages, install_packages, missing_packages, module_names
+from tasks.tools.packages import imported_packages, install_dependencies, missing_packages, module_names
 
 
 def test_imports_are_read_from_code():
@@ -17,13 +17,13 @@ def test_missing_packages_never_raise():
 
 
 def test_install_is_refused_unless_enabled_and_allowed():
-    refused = install_packages(["sklearn"], Settings(allow_install=False)).refused
+    refused = install_dependencies(["sklearn"], Settings(allow_install=False)).refused
     assert refused == ["scikit-learn: installing is disabled (EVOSKILL_ALLOW_INSTALL=false)"]
-    refused = install_packages(["sklearn"], Settings(allow_install=True, install_allowlist=["numpy"])).refused
+    refused = install_dependencies(["sklearn"], Settings(allow_install=True, install_allowlist=["numpy"])).refused
     assert "not on the install allow-list" in refused[0]
 
 
 def test_package_not_installable_offline_is_reported(monkeypatch):
     # A name no index has: pip fails, and the report says so instead of raising.
-    report = install_packages(["evoskill_no_such_pkg_zz"], Settings(allow_install=True, install_allowlist=["evoskill-no-such-pkg-zz"]))
+    report = install_dependencies(["evoskill_no_such_pkg_zz"], Settings(allow_install=True, install_allowlist=["evoskill-no-such-pkg-zz"]))
     assert report.installed == [] and "not installable" in report.refused[0]

@@ -1,0 +1,146 @@
+"""What each writing stage looks up with its tools before it asks the model.
+
+Each debug strategy has a fixed tool plan, so even a small model gets grounded facts:
+- ``diagnostic``: documentation of the failing call (``search``);
+- ``introspection``: a runtime probe in the sandbox, ``quick_introspect`` of the names that
+  failed (close matches for misspelt ones) and a ``runtime_probe_snippet`` for Key/AttributeErrors;
+- ``knowledge_graph``: ``parse_local_package`` + ``query_knowledge_graph`` for the failing names;
+- ``local_package``: the source of the definitions the script relies on (``read_file``);
+- ``research``: ``search`` + ``extract_code_from_url`` + ``retrieve_extracted_code`` for examples.
+A tool the settings remove (``nsr``, ``ncl``) is simply not in the toolbox, and its step is skipped.
+With ``tool_rounds`` > 0 the model may also call tools of its own choosing (``model_tool_round``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from tasks.intent import retrieve_tools
+from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
+from tasks.tools.introspect import introspection_notes, probe_request
+from tasks.tools.registry import ToolBox, ToolCall, ToolResult
+from tasks.tools.sandbox import SandboxLimits
+
+__all__ = ["debug_notes", "research_notes", "model_tool_round", "ToolRequests"]
+
+_NOTE_CHARS = 1200
+
+
+def _note(result: ToolResult) -> str | None:
+    """A tool result as a short note; failures are left out of the model's context."""
+    if not result.ok or not result.output.strip() or result.output.strip() == "(nothing)":
+        return None
+    text = result.output.strip()
+    return f"{result.name}: " + (text if len(text) <= _NOTE_CHARS else text[:_NOTE_CHARS] + " …")
+
+
+def _call(box: ToolBox, name: str, **arguments: object) -> ToolResult | None:
+    return box.call(name, **arguments) if name in box.tools else None
+
+
+def _failing_names(code: str, error: str) -> list[str]:
+    """Dotted names the error is about: missing attributes and imports first, then what the script imports."""
+    request = probe_request(code, error)
+    names = [f"{owner}.{name}" for owner, name in request.missing]
+    if request.missing_module:
+        names.append(request.missing_module)
+    names += [f"{module}.{name}" for module, name in request.names]
+    names += request.called
+    return list(dict.fromkeys(names))
+
+
+def _top_package(code: str, error: str) -> str | None:
+    request = probe_request(code, error)
+    for candidate in [o for o, _ in request.missing] + [m for m, _ in request.names] + request.modules:
+        if "." in candidate or candidate in request.modules:
+            return candidate.split(".")[0]
+    return None
+
+
+def _search_query(query: str, error: str) -> str:
+    words = re.findall(r"'(\w+)'", error)
+    return f"{' '.join(words)} {query}".strip()
+
+
+def _graph_answer(box: ToolBox, package: str, form: str, leaf: str) -> ToolResult | None:
+    """Ask the graph ``"{form} {leaf}"``; for a name that does not exist, ask about the closest one that does."""
+    found = _call(box, "query_knowledge_graph", package=package, query=f"{form} {leaf}")
+    if found and found.ok and not found.value.results:
+        close = _call(box, "query_knowledge_graph", package=package, query=f"find {leaf}")
+        if close and close.ok and close.value.results:
+            found = _call(box, "query_knowledge_graph", package=package, query=f"{form} {close.value.results[0].split('.')[-1]}")
+    return found
+
+
+def debug_notes(strategy: str, query: str, code: str, error: str, box: ToolBox, limits: SandboxLimits) -> list[str]:
+    """Facts for one debug strategy, gathered with the tools the toolbox holds."""
+    results: list[ToolResult | None] = []
+    notes: list[str] = []
+    names = _failing_names(code, error)
+    if strategy == "diagnostic":
+        results.append(_call(box, "search", query=_search_query(query, error), k=2))
+    elif strategy == "introspection" and "quick_introspect" in box.tools:
+        notes += introspection_notes(code, error, box.settings.run_root(), limits) if code else []
+        results += [_call(box, "quick_introspect", target=name) for name in names[:3] if "." in name]
+        if re.search(r"KeyError|has no attribute", error):
+            results.append(_call(box, "runtime_probe_snippet", error=error.strip().splitlines()[-1] if error.strip() else error))
+    elif strategy in ("knowledge_graph", "local_package"):
+        package = _top_package(code, error)
+        if package and (parsed := _call(box, "parse_local_package", package=package)) and parsed.ok:
+            for name in names[:3] if strategy == "knowledge_graph" else names[:2]:
+                form = "signature of" if strategy == "knowledge_graph" else "where is"
+                found = _graph_answer(box, package, form, name.split(".")[-1])
+                match = re.search(r"\((?:class|function|method), (.+):(\d+)\)", found.output) if found and found.ok else None
+                if strategy == "knowledge_graph":
+                    results.append(found)
+                elif match:
+                    results.append(_call(box, "read_file", path=match.group(1), start=int(match.group(2)), lines=40))
+    elif strategy == "research":
+        notes += research_notes(query, box, error=error)
+    notes += [n for r in results if r is not None and (n := _note(r))]
+    return notes
+
+
+def research_notes(query: str, box: ToolBox, error: str = "") -> list[str]:
+    """Documentation and one or two code examples for ``query``: search, then extract and retrieve examples."""
+    found = _call(box, "search", query=_search_query(query, error) if error else query, k=3)
+    if found is None or not found.ok:
+        return []
+    notes = [n for n in [_note(found)] if n]
+    files = [hit.location for hit in found.value or [] if hit.kind in ("api", "doc", "example") and not hit.location.startswith("http")]
+    for location in list(dict.fromkeys(files))[:2]:
+        _call(box, "extract_code_from_url", url=location)
+    examples = _call(box, "retrieve_extracted_code", query=query, k=2)
+    if examples and examples.ok and examples.value:
+        notes.append("examples:\n" + "\n---\n".join(f"# {e.context[:160]}\n{e.code[:600]}" for e in examples.value))
+    return notes
+
+
+class ToolRequests(BaseModel):
+    """Tools the model wants to call before it writes code (none is fine)."""
+
+    calls: list[ToolCall] = Field(default_factory=list, max_length=3)
+
+
+def model_tool_round(stage: str, llm: LLMClient, box: ToolBox, query: str, context: str) -> list[str]:
+    """Let the model call up to three of the tools retrieved for ``stage``; their results, as notes.
+
+    Runs ``settings.tool_rounds`` rounds; a reply that fails its schema or the budget ends it quietly.
+    """
+    tools = retrieve_tools(f"{query} {context}", stage.split(":")[0], box.settings)
+    if not tools or box.settings.tool_rounds == 0:
+        return []
+    menu = box.describe([t.name for t in tools])
+    notes: list[str] = []
+    for _ in range(box.settings.tool_rounds):
+        prompt = f"Question: {query}\n\n{context}\n\nTools you may call (or none):\n{menu}" + ("\n\nResults so far:\n" + "\n".join(notes) if notes else "")
+        try:
+            requests = llm.structured(f"{stage}:tools", "Choose tools that would help write correct code. Reply with JSON.", prompt, ToolRequests)
+        except (LLMSchemaError, LLMBudgetExceeded):
+            break
+        if not requests.calls:
+            break
+        notes += [str(box.run(call))[:_NOTE_CHARS] for call in requests.calls]
+    return notes
