@@ -32,9 +32,11 @@ SEARCH_CASES = [
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    settings = get_settings(workspace=tmp_path_factory.mktemp("ws"), store="monty")
-    return open_cache(settings)
+def cache(request, tmp_path_factory, package_cache):
+    """A fresh file-backed cache when timed; the session's shared cache in a smoke run (nothing parsed twice)."""
+    if request.config.getoption("benchmark_disable"):
+        return open_cache(get_settings(workspace=tmp_path_factory.mktemp("ws"), store="memory", cache_path=package_cache))
+    return open_cache(get_settings(workspace=tmp_path_factory.mktemp("ws"), store="monty"))
 
 
 def test_parse_pymatgen_into_the_graph(benchmark, cache):

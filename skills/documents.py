@@ -292,8 +292,11 @@ class FunctionInfo(BaseModel):
     params: list[Param] = Field(default_factory=list)
     returns: str | None = None
     doc: str = ""
+    text_signature: str | None = Field(default=None, description="The signature as a compiled module documents it.")
 
     def signature(self) -> str:
+        if self.text_signature and not self.params:
+            return f"{self.qualname.rsplit('.', 1)[0]}.{self.text_signature}"
         return f"{self.qualname}({', '.join(p.render() for p in self.params)})" + (f" -> {self.returns}" if self.returns else "")
 
 

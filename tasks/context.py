@@ -1,6 +1,7 @@
 """Lean context: large outputs travel as object references, and stage traces are compressed.
 
-An ``ObjectRef`` points at a file under ``<workspace>/objects`` holding the full text; a stage
+An ``ObjectRef`` points at a file holding the full text (a sandbox run's folder for its long
+outputs, ``<workspace>/objects`` for a compressed trace's); a stage
 gets the reference and a short preview, and loads the rest only if it needs it. A
 ``TraceSummary`` keeps what a later stage needs of a finished one: key findings, failures
 (one line each, deduplicated) and the parameters used.
@@ -15,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, JsonValue
 
 from tasks.files import write_atomic
+from tasks.models import ObjectRef
 from tasks.settings import Settings
 
 __all__ = ["ObjectRef", "put_object", "load_object", "TraceSummary", "compress_trace", "first_line"]
@@ -22,21 +24,10 @@ __all__ = ["ObjectRef", "put_object", "load_object", "TraceSummary", "compress_t
 _PREVIEW_CHARS = 600
 
 
-class ObjectRef(BaseModel):
-    """A reference to a large text kept in the workspace, with a preview of its end."""
-
-    uri: str
-    size: int
-    preview: str = ""
-
-    def __str__(self) -> str:
-        return f"<object {self.uri} ({self.size} chars); ends with: {self.preview[-200:]!r}>"
-
-
-def put_object(text: str, settings: Settings) -> ObjectRef:
-    """Keep ``text`` in the workspace (content-addressed) and return a reference to it."""
+def put_object(text: str, folder: Path) -> ObjectRef:
+    """Keep ``text`` in ``folder`` (content-addressed) and return a reference to it."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    path = settings.workspace.resolve() / "objects" / f"{digest}.txt"
+    path = folder.resolve() / f"{digest}.txt"
     if not path.exists():
         write_atomic(path, text)
     return ObjectRef(uri=path.as_uri(), size=len(text), preview=text[-_PREVIEW_CHARS:])
@@ -92,6 +83,7 @@ def compress_trace(
         line = first_line(error)
         if line and line not in failures:
             failures.append(line)
-    refs = [put_object(o, settings) for o in outputs or [] if settings is not None and len(o) > _PREVIEW_CHARS]
+    folder = settings.workspace / "objects" if settings is not None else None
+    refs = [put_object(o, folder) for o in outputs or [] if folder is not None and len(o) > _PREVIEW_CHARS]
     findings = [f"answer = {answer!r}"] if success else []
     return TraceSummary(stage=stage, success=success, key_findings=findings, failures=failures[:max_failures], parameters=parameters or {}, refs=refs)

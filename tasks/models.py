@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 __all__ = [
+    "ObjectRef",
     "LLMCall",
     "SolveRequest",
     "Solution",
@@ -22,6 +23,17 @@ __all__ = [
     "SolveResult",
     "Trajectory",
 ]
+
+
+class ObjectRef(BaseModel):
+    """A reference to a large text kept in a file, with a preview of its end (loaded on demand)."""
+
+    uri: str
+    size: int
+    preview: str = ""
+
+    def __str__(self) -> str:
+        return f"<object {self.uri} ({self.size} chars); ends with: {self.preview[-200:]!r}>"
 
 
 class LLMCall(BaseModel):
@@ -68,6 +80,8 @@ class ExecutionResult(BaseModel):
     stderr: str = ""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    stdout_ref: ObjectRef | None = Field(default=None, description="The whole captured stdout when ``stdout`` holds only its head and tail.")
+    stderr_ref: ObjectRef | None = Field(default=None, description="The whole captured stderr when ``stderr`` holds only its head and tail.")
     timed_out: bool = False
     answer_found: bool = False
     answer: JsonValue = None

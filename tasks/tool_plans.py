@@ -46,6 +46,7 @@ def _failing_names(code: str, error: str) -> list[str]:
     names = [f"{owner}.{name}" for owner, name in request.missing]
     if request.missing_module:
         names.append(request.missing_module)
+    names += re.findall(r"NameError: name '(\w+)' is not defined", error)
     names += [f"{module}.{name}" for module, name in request.names]
     names += request.called
     return list(dict.fromkeys(names))
@@ -83,7 +84,7 @@ def debug_notes(strategy: str, query: str, code: str, error: str, box: ToolBox, 
         results.append(_call(box, "search", query=_search_query(query, error), k=2))
     elif strategy == "introspection" and "quick_introspect" in box.tools:
         notes += introspection_notes(code, error, box.settings.run_root(), limits) if code else []
-        results += [_call(box, "quick_introspect", target=name) for name in names[:3] if "." in name]
+        results += [_call(box, "quick_introspect", target=name) for name in names[:3]]
         if re.search(r"KeyError|has no attribute", error):
             results.append(_call(box, "runtime_probe_snippet", error=error.strip().splitlines()[-1] if error.strip() else error))
     elif strategy in ("knowledge_graph", "local_package"):
@@ -112,6 +113,8 @@ def research_notes(query: str, box: ToolBox, error: str = "") -> list[str]:
     files = [hit.location for hit in found.value or [] if hit.kind in ("api", "doc", "example") and not hit.location.startswith("http")]
     for location in list(dict.fromkeys(files))[:2]:
         _call(box, "extract_code_from_url", url=location)
+    if "retrieve_extracted_code" not in box.tools or box.store.count("extracted_code") == 0:
+        return notes
     examples = _call(box, "retrieve_extracted_code", query=query, k=2)
     if examples and examples.ok and examples.value:
         notes.append("examples:\n" + "\n---\n".join(f"# {e.context[:160]}\n{e.code[:600]}" for e in examples.value))

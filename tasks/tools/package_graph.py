@@ -1,5 +1,7 @@
 """``parse_local_package``: an installed package's API as a knowledge graph, parsed from source, never imported.
 
+(Compiled extension modules have no source: they are described by a child process that imports them.)
+
 Every module becomes a ``PackageModule`` document (classes with bases and methods, functions,
 parameters with annotations and defaults, imports), cached in the store and re-parsed only
 when its file changes. Parsing is bounded by a time budget: an unfinished package is marked
@@ -18,6 +20,7 @@ from pathlib import Path
 from skills.documents import ClassInfo, FunctionInfo, PackageGraph, PackageModule, Param
 from skills.store import SkillStore
 from tasks.tools.errors import ToolError
+from tasks.tools.extension_modules import EXTENSION_SUFFIXES, extension_module_name, parse_extension_modules
 
 __all__ = ["package_files", "parse_module", "parse_local_package", "load_modules", "installed_top_level"]
 
@@ -55,14 +58,15 @@ def _spec_roots(package: str) -> list[Path]:
 
 
 def package_files(package: str) -> list[tuple[str, Path]]:
-    """``(module name, file)`` for every Python source file of ``package`` (test folders left out)."""
+    """``(module name, file)`` for every Python source file and compiled extension of ``package`` (test folders left out)."""
     found: list[tuple[str, Path]] = []
     for root in _spec_roots(package):
         if root.is_file():
             found.append((package, root))
             continue
-        for path in sorted(root.rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", *EXTENSION_SUFFIXES)):
+            parts = list(path.relative_to(root).parts)
+            parts[-1] = extension_module_name(path) if path.suffix in EXTENSION_SUFFIXES else path.stem
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             if all(p.isidentifier() for p in parts) and not _SKIPPED_DIRS & set(parts[:-1]):
@@ -165,7 +169,22 @@ def parse_module(package: str, module: str, path: Path) -> PackageModule:
                     methods=[_function(m, qualname) for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))],
                 )
             )
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            _assignment(node.targets[0], node.value, doc, module)
     return doc
+
+
+def _assignment(target: ast.expr, value: ast.expr, doc: PackageModule, module: str) -> None:
+    """Functions defined by assignment: ``MolWt = lambda *x: …`` and, later, ``MolWt.__doc__ = "…"``."""
+    if isinstance(target, ast.Name) and isinstance(value, ast.Lambda):
+        doc.functions.append(FunctionInfo(name=target.id, qualname=f"{module}.{target.id}", lineno=target.lineno, params=_params(value.args)))
+    elif (
+        isinstance(target, ast.Attribute) and target.attr == "__doc__" and isinstance(target.value, ast.Name)
+        and isinstance(value, ast.Constant) and isinstance(value.value, str)
+    ):  # fmt: skip
+        for function in doc.functions:
+            if function.name == target.value.id:
+                function.doc = _first_paragraph(value.value)
 
 
 def _version(package: str) -> str | None:
@@ -194,12 +213,16 @@ def parse_local_package(package: str, cache: SkillStore, budget_s: float = 60.0)
     known = {m.module: m.stamp for m in load_modules(cache, package)}
     fresh: list[PackageModule] = []
     parsed = changed = 0
+    extensions: list[tuple[str, Path, str]] = []
     for module, path in files:
         if known.get(module) == _stamp(path):
             parsed += 1
             continue
         if time.perf_counter() - started > budget_s:
             break
+        if path.suffix in EXTENSION_SUFFIXES:  # described together by one child process below
+            extensions.append((module, path, _stamp(path)))
+            continue
         fresh.append(parse_module(package.split(".")[0], module, path))
         parsed += 1
         changed += 1
@@ -207,6 +230,11 @@ def parse_local_package(package: str, cache: SkillStore, budget_s: float = 60.0)
             cache.put_many(fresh)
             fresh = []
     cache.put_many(fresh)
+    if extensions:
+        remaining = budget_s - (time.perf_counter() - started)
+        cache.put_many(parse_extension_modules(package.split(".")[0], extensions, remaining))
+        parsed += len(extensions)
+        changed += len(extensions)
     graph = PackageGraph(
         id=package, version=_version(package), files_total=len(files), files_parsed=parsed,
         complete=parsed == len(files), parse_s=round(time.perf_counter() - started, 3),

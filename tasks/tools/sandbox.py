@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO
 
+from tasks.context import put_object
 from tasks.models import ExecutionResult
 from tasks.settings import Settings
 
@@ -38,6 +39,8 @@ __all__ = ["SandboxLimits", "run_code", "isolation_report"]
 log = logging.getLogger(__name__)
 
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# Outputs longer than this are kept in the run folder (an ObjectRef) and only head and tail travel on.
+_INLINE_CHARS, _HEAD_CHARS, _TAIL_CHARS = 8000, 2000, 4000
 
 # Runs inside the child: apply limits, then execute main.py as __main__ with a clean traceback.
 _LAUNCHER = r"""
@@ -326,4 +329,9 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
         workdir=str(workdir),
     )
     result.error = None if result.ok else _diagnose(result, limits, problem)
+    for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
+        text = getattr(result, stream)
+        if len(text) > _INLINE_CHARS:
+            setattr(result, f"{stream}_ref", put_object(text, workdir / "outputs"))
+            setattr(result, stream, f"{text[:_HEAD_CHARS]}\n... [{len(text) - _HEAD_CHARS - _TAIL_CHARS} characters: see {stream}_ref] ...\n{text[-_TAIL_CHARS:]}")
     return result

@@ -7,9 +7,9 @@ from tasks.settings import get_settings
 def test_large_output_travels_as_a_reference_and_loads_back(workspace):
     settings = get_settings()
     text = "line\n" * 10_000
-    ref = put_object(text, settings)
+    ref = put_object(text, settings.workspace / "objects")
     assert ref.size == len(text) and len(ref.preview) == 600 and load_object(ref) == text
-    assert put_object(text, settings).uri == ref.uri  # content-addressed
+    assert put_object(text, settings.workspace / "objects").uri == ref.uri  # content-addressed
 
 
 def test_compressed_trace_keeps_answer_distinct_failures_and_parameters(workspace):

@@ -65,3 +65,28 @@ def test_unreadable_query_says_which_forms_exist(cache):
     with pytest.raises(ToolError, match="cannot read the query") as info:
         query_knowledge_graph("spglib", "tell me everything", cache)
     assert "classes with method NAME" in info.value.hint
+
+
+def test_compiled_rdkit_modules_and_functions_defined_by_assignment_are_in_the_graph(cache):
+    graph = parse_local_package("rdkit.Chem", cache, budget_s=600)
+    assert graph.complete
+    exact = query_knowledge_graph("rdkit", "signature of CalcExactMolWt", cache).results
+    assert exact[0].startswith("rdkit.Chem.rdMolDescriptors.CalcExactMolWt( (Mol)mol") and "exact molecular weight" in exact[0]
+    assert query_knowledge_graph("rdkit", "signature of MolWt", cache).results == [
+        "rdkit.Chem.Descriptors.MolWt(*x, **y)  The average molecular weight of the molecule"
+    ]
+    assert "rdkit.Chem.rdchem.Mol" in query_knowledge_graph("rdkit", "classes with method GetNumAtoms", cache).results
+
+
+def test_an_extension_module_that_fails_to_import_is_recorded_not_fatal(cache, tmp_path, monkeypatch):
+    import sysconfig
+
+    pkg = tmp_path / "site" / "fragile"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / ("native" + sysconfig.get_config_var("EXT_SUFFIX"))).write_bytes(b"not a shared object")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    graph = parse_local_package("fragile", cache)
+    assert graph.complete
+    native = next(m for m in load_modules(cache, "fragile") if m.module == "fragile.native")
+    assert native.error and "import failed" in native.error

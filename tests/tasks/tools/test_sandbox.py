@@ -86,6 +86,19 @@ def test_huge_output_is_capped_and_the_answer_still_read(tmp_path):
     result = run(code, tmp_path, output_bytes=4000)
     assert result.ok and result.answer == 7
     assert result.stdout_truncated and len(result.stdout) < 5000 and "bytes cut" in result.stdout
+    assert result.stdout_ref is None  # short enough to travel inline
+
+
+def test_long_output_travels_as_a_reference_with_an_excerpt(tmp_path):
+    from tasks.context import load_object
+
+    code = "import sys, json\nfor i in range(2000):\n    print(f'step {i}: energy {-3.5 - i * 1e-4:.6f}')\nprint(json.dumps(7))\n"
+    result = run(code, tmp_path, output_bytes=64_000)
+    assert result.ok and result.answer == 7 and result.stdout_ref is not None
+    full = load_object(result.stdout_ref)
+    assert full.startswith("step 0:") and full.rstrip().endswith("7") and result.stdout_ref.size == len(full) > 40_000
+    assert len(result.stdout) < 6200 and "characters: see stdout_ref" in result.stdout
+    assert result.stdout.startswith("step 0:") and result.stdout.rstrip().endswith("7")
 
 
 def test_environment_is_scrubbed(tmp_path, monkeypatch):
