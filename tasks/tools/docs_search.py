@@ -18,13 +18,13 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel
 
-from skills.documents import ClassInfo, FunctionInfo
+from skills.documents import ClassInfo, FunctionInfo, PackageModule
 from skills.retrieval import TextIndex, split_name
 from skills.store import SkillStore
 from tasks.settings import Settings
 from tasks.stage import report
 from tasks.tools.errors import ToolError
-from tasks.tools.package_graph import _spec_roots, load_modules, parse_local_package
+from tasks.tools.package_graph import load_modules, package_roots, parse_local_package
 
 __all__ = ["SearchHit", "SearchProvider", "LocalDocsSearch", "TavilySearch", "search_provider", "search"]
 
@@ -78,6 +78,34 @@ def _class_text(cls: ClassInfo) -> tuple[str, str]:
     return doc, signature
 
 
+def _api_entries(module: PackageModule) -> list[tuple[SearchHit, str]]:
+    """A module, its classes, functions and public methods, each as (hit, text to index); undocumented ones left out."""
+    items = [(module.module, module.doc, "")] + [(c.qualname, *_class_text(c)) for c in module.classes]
+    items += [(f.qualname, f.doc, f.signature()) for f in module.functions]
+    items += [(m.qualname, m.doc, m.signature()) for c in module.classes for m in c.methods if not m.name.startswith("_")]
+    entries = []
+    for qualname, doc, signature in items:
+        if doc or signature:
+            leaf = split_name(qualname.split(".")[-1])
+            hit = SearchHit(title=qualname, location=module.path, snippet=(signature + "  " + doc).strip(), kind="api")
+            entries.append((hit, f"{leaf} {leaf} {split_name(qualname)} {doc}"))  # the name's own words count twice
+    return entries
+
+
+def _doc_entries(root: Path) -> list[tuple[SearchHit, str]]:
+    """Sections of the docs files, notebooks and example scripts shipped in a package folder."""
+    entries = []
+    for path in sorted(root.rglob("*")) if root.is_dir() else []:
+        example = path.suffix == ".py" and "example" in str(path.relative_to(root)).lower()
+        if (path.suffix.lower() not in _DOC_SUFFIXES and not example) or (path.suffix == ".txt" and not path.stem.lower().startswith("readme")):
+            continue
+        kind: Literal["doc", "example"] = "example" if example or path.suffix == ".ipynb" else "doc"
+        sections = [(path.stem, path.read_text(errors="replace")[:_SECTION_CHARS])] if example else _doc_sections(path)
+        for title, text in sections:
+            entries.append((SearchHit(title=title, location=str(path), snippet=" ".join(text.split())[:600], kind=kind), f"{title} {text}"))
+    return entries
+
+
 class LocalDocsSearch:
     """Offline search over the installed packages' APIs, docs files, examples and notebooks."""
 
@@ -92,38 +120,21 @@ class LocalDocsSearch:
         self._lock = threading.Lock()
 
     def _build(self) -> None:
-        entries: list[SearchHit] = []
-        texts: list[str] = []
+        entries: list[tuple[SearchHit, str]] = []
         for package in self.packages:
             report("search", "progress", f"indexing {package} for offline search (parsed once per cache, then reused)")
             try:
                 parse_local_package(package, self._cache, self._budget)
-                roots = _spec_roots(package)
+                roots = package_roots(package)
             except ToolError as exc:
                 log.warning("search index: %s", exc)
                 continue
             for module in load_modules(self._cache, package):
-                items = [(module.module, module.doc, "")] + [(c.qualname, *_class_text(c)) for c in module.classes]
-                items += [(f.qualname, f.doc, f.signature()) for f in module.functions]
-                items += [(m.qualname, m.doc, m.signature()) for c in module.classes for m in c.methods if not m.name.startswith("_")]
-                for qualname, doc, signature in items:
-                    if not doc and not signature:
-                        continue
-                    leaf = qualname.split(".")[-1]
-                    entries.append(SearchHit(title=qualname, location=module.path, snippet=(signature + "  " + doc).strip(), kind="api"))
-                    texts.append(f"{split_name(leaf)} {split_name(leaf)} {split_name(qualname)} {doc}")
+                entries += _api_entries(module)
             for root in roots:
-                for path in sorted(root.rglob("*")) if root.is_dir() else []:
-                    example = path.suffix == ".py" and "example" in str(path.relative_to(root)).lower()
-                    if path.suffix.lower() not in _DOC_SUFFIXES and not example:
-                        continue
-                    if path.suffix == ".txt" and not path.stem.lower().startswith("readme"):
-                        continue
-                    kind: Literal["doc", "example"] = "example" if example or path.suffix == ".ipynb" else "doc"
-                    for title, text in _doc_sections(path) if not example else [(path.stem, path.read_text(errors="replace")[:_SECTION_CHARS])]:
-                        entries.append(SearchHit(title=title, location=str(path), snippet=" ".join(text.split())[:600], kind=kind))
-                        texts.append(f"{title} {text}")
-        self._entries, self._index = entries, TextIndex(texts)
+                entries += _doc_entries(root)
+        self._entries = [hit for hit, _ in entries]
+        self._index = TextIndex([text for _, text in entries])
 
     def search(self, query: str, k: int = 5) -> list[SearchHit]:
         with self._lock:

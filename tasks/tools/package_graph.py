@@ -22,7 +22,7 @@ from skills.store import SkillStore
 from tasks.tools.errors import ToolError
 from tasks.tools.extension_modules import EXTENSION_SUFFIXES, extension_module_name, parse_extension_modules
 
-__all__ = ["package_files", "parse_module", "parse_local_package", "load_modules", "installed_top_level"]
+__all__ = ["package_roots", "package_files", "parse_module", "parse_local_package", "load_modules", "installed_top_level"]
 
 _MAX_FILE_BYTES = 2_000_000
 _SKIPPED_DIRS = {"test", "tests", "testing", "__pycache__"}
@@ -34,7 +34,7 @@ def installed_top_level() -> list[str]:
     return sorted({name for names in importlib.metadata.packages_distributions() for name in [names] if name.isidentifier()})
 
 
-def _spec_roots(package: str) -> list[Path]:
+def package_roots(package: str) -> list[Path]:
     """Folders (or the single file) of ``package`` without importing it; a clear error when it is not installed."""
     top = package.split(".")[0]
     try:
@@ -60,7 +60,7 @@ def _spec_roots(package: str) -> list[Path]:
 def package_files(package: str) -> list[tuple[str, Path]]:
     """``(module name, file)`` for every Python source file and compiled extension of ``package`` (test folders left out)."""
     found: list[tuple[str, Path]] = []
-    for root in _spec_roots(package):
+    for root in package_roots(package):
         if root.is_file():
             found.append((package, root))
             continue
