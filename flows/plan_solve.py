@@ -49,10 +49,11 @@ def summarise_step(goal: str, outcome: DeepSolveOutcome, settings: Settings) -> 
     """The compressed trace of one sub-task's DeepSolve."""
     errors = [outcome.code_agent.error] + [a.error for b in outcome.debug for a in b.attempts]
     outputs = [outcome.code_agent.execution.stdout] if outcome.code_agent.execution else []
-    packages = outcome.answer.code and outcome.code_agent.solution and outcome.code_agent.solution.packages
+    solution = outcome.code_agent.solution
+    packages = solution.packages if outcome.answer.code and solution else []
     return compress_trace(
         goal, outcome.answer.success, outcome.answer.answer, errors,
-        parameters={"packages": packages or []}, outputs=outputs, settings=settings,
+        parameters={"packages": packages}, outputs=outputs, settings=settings,
     )  # fmt: skip
 
 

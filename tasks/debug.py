@@ -83,7 +83,7 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
         code, error, stderr = reply.code, problem, execution.stderr
     result.wall_s = watch.elapsed()
     result.llm_calls = llm.calls_for(stage) + llm.calls_for(f"{stage}:tools")
-    result.tool_calls = [f"{c.name}: {'ok' if c.ok else c.error}"[:200] for c in box.calls]
+    result.tool_calls = box.call_log()
     if not result.success:
         result.error = result.attempts[-1].error if result.attempts else "no attempt was made"
         report(stage, "failed", result.error or "")

@@ -54,7 +54,7 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
     user = f"Question: {request.query}\n\n{answer_instructions(request)}" + (f"\n\n{request.context}" if request.context else "")
     if notes:
         user += "\n\nDocumentation and examples found with tools:\n- " + "\n- ".join(notes)
-    tool_calls = [f"{c.name}: {'ok' if c.ok else c.error}"[:200] for c in box.calls]
+    tool_calls = box.call_log()
     try:
         reply = llm.structured("research", f"You are a solution researcher. {SCRIPT_RULES}", user, CodeReply)
     except (LLMSchemaError, LLMBudgetExceeded) as exc:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from tasks.intent import retrieve_tools
 from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
-from tasks.tools.introspect import introspection_notes, probe_request
+from tasks.tools.introspect import ProbeRequest, introspection_notes, probe_request
 from tasks.tools.registry import ToolBox, ToolCall, ToolResult
 from tasks.tools.sandbox import SandboxLimits
 
@@ -40,9 +40,8 @@ def _call(box: ToolBox, name: str, **arguments: object) -> ToolResult | None:
     return box.call(name, **arguments) if name in box.tools else None
 
 
-def _failing_names(code: str, error: str) -> list[str]:
+def _failing_names(request: ProbeRequest, error: str) -> list[str]:
     """Dotted names the error is about: missing attributes and imports first, then what the script imports."""
-    request = probe_request(code, error)
     names = [f"{owner}.{name}" for owner, name in request.missing]
     if request.missing_module:
         names.append(request.missing_module)
@@ -52,8 +51,7 @@ def _failing_names(code: str, error: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _top_package(code: str, error: str) -> str | None:
-    request = probe_request(code, error)
+def _top_package(request: ProbeRequest) -> str | None:
     for candidate in [o for o, _ in request.missing] + [m for m, _ in request.names] + request.modules:
         if "." in candidate or candidate in request.modules:
             return candidate.split(".")[0]
@@ -79,7 +77,8 @@ def debug_notes(strategy: str, query: str, code: str, error: str, box: ToolBox, 
     """Facts for one debug strategy, gathered with the tools the toolbox holds."""
     results: list[ToolResult | None] = []
     notes: list[str] = []
-    names = _failing_names(code, error)
+    request = probe_request(code, error)
+    names = _failing_names(request, error)
     if strategy == "diagnostic":
         results.append(_call(box, "search", query=_search_query(query, error), k=2))
     elif strategy == "introspection" and "quick_introspect" in box.tools:
@@ -88,7 +87,7 @@ def debug_notes(strategy: str, query: str, code: str, error: str, box: ToolBox, 
         if re.search(r"KeyError|has no attribute", error):
             results.append(_call(box, "runtime_probe_snippet", error=error.strip().splitlines()[-1] if error.strip() else error))
     elif strategy in ("knowledge_graph", "local_package"):
-        package = _top_package(code, error)
+        package = _top_package(request)
         if package and (parsed := _call(box, "parse_local_package", package=package)) and parsed.ok:
             for name in names[:3] if strategy == "knowledge_graph" else names[:2]:
                 form = "signature of" if strategy == "knowledge_graph" else "where is"
@@ -132,8 +131,10 @@ def model_tool_round(stage: str, llm: LLMClient, box: ToolBox, query: str, conte
 
     Runs ``settings.tool_rounds`` rounds; a reply that fails its schema or the budget ends it quietly.
     """
+    if box.settings.tool_rounds == 0:
+        return []
     tools = retrieve_tools(f"{query} {context}", stage.split(":")[0], box.settings)
-    if not tools or box.settings.tool_rounds == 0:
+    if not tools:
         return []
     menu = box.describe([t.name for t in tools])
     notes: list[str] = []

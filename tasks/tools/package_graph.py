@@ -31,7 +31,7 @@ _DOC_CHARS = 400
 
 def installed_top_level() -> list[str]:
     """Importable top-level names of the installed distributions."""
-    return sorted({name for names in importlib.metadata.packages_distributions() for name in [names] if name.isidentifier()})
+    return sorted(name for name in importlib.metadata.packages_distributions() if name.isidentifier())
 
 
 def package_roots(package: str) -> list[Path]:

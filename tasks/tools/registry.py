@@ -18,6 +18,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
@@ -60,13 +61,7 @@ class Tool:
         return " ".join((inspect.getdoc(self.function) or "").split("\n\n")[0].split())
 
     def arguments_model(self) -> type[BaseModel]:
-        hints = typing.get_type_hints(self.function)
-        fields: dict[str, Any] = {}
-        for name, param in inspect.signature(self.function).parameters.items():
-            if name not in _INJECTED:
-                default = ... if param.default is inspect.Parameter.empty else param.default
-                fields[name] = (hints.get(name, Any), Field(default))
-        return create_model(f"{self.name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+        return _arguments_model(self.function)
 
     def usage(self) -> str:
         params = [
@@ -74,6 +69,18 @@ class Tool:
             for name, info in self.arguments_model().model_fields.items()
         ]
         return f"{self.name}({', '.join(params)})"
+
+
+@cache
+def _arguments_model(function: Callable[..., Any]) -> type[BaseModel]:
+    """The pydantic model of a tool's model-visible arguments (built once per tool)."""
+    hints = typing.get_type_hints(function)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(function).parameters.items():
+        if name not in _INJECTED:
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[name] = (hints.get(name, Any), Field(default))
+    return create_model(f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def _type_text(annotation: Any) -> str:
@@ -198,6 +205,10 @@ class ToolBox:
             result = ToolResult(name=name, ok=False, error=f"{type(exc).__name__}: {exc}. Use: {tool.usage()}.{nxt}")
         self.calls.append(result)
         return result
+
+    def call_log(self) -> list[str]:
+        """Each call so far as one line: the tool and ``ok`` or its error (what trajectories keep)."""
+        return [f"{c.name}: {'ok' if c.ok else c.error}"[:200] for c in self.calls]
 
     def run(self, call: ToolCall) -> ToolResult:
         return self.call(call.name, **call.arguments)
