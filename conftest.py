@@ -1,4 +1,4 @@
-"""Shared fixtures: Prefect's test harness, a temporary workspace, and the scripted LLM backend."""
+"""Shared fixtures: Prefect's test harness, a temporary workspace, the scripted LLM backend, and a Dask LocalCluster."""
 
 from __future__ import annotations
 
@@ -57,3 +57,22 @@ def scripted(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[list
         return path
 
     return write
+
+
+@pytest.fixture
+def dask_cluster(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real ``LocalCluster`` of two one-thread worker processes; the settings point at it (``EVOSKILL_DASK_ADDRESS``).
+
+    Created after the workspace's environment is set, so the workers run skills in the test's workspace.
+    """
+    from distributed import LocalCluster
+
+    from deployments.cluster import close_clusters
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    monkeypatch.setenv("EVOSKILL_DASK_CLUSTER", "address")
+    monkeypatch.setenv("EVOSKILL_DASK_ADDRESS", cluster.scheduler_address)
+    monkeypatch.setenv("EVOSKILL_SKILL_EXECUTOR", "dask")
+    yield cluster
+    close_clusters()
+    cluster.close()

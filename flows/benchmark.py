@@ -4,7 +4,9 @@ Each (system, repetition) gets a fresh workspace and store; systems other than `
 memory off, and ``skills`` learns from the earlier tasks of its repetition. The task files and the
 main store are hidden from generated code (mount namespace; see ``tasks.tools.sandbox``). Every
 checked run is stored at once in the ``benchmark_records`` collection, so a benchmark that crashed
-is resumed by running the same command again: finished runs are kept, the rest run.
+is resumed by running the same command again: finished runs are kept, the rest run. Cases run on
+``workers`` threads, or as task runs on the Dask cluster when one is configured
+(``EVOSKILL_TASK_RUNNER``, see ``deployments.task_runners``).
 
 >>> from flows.benchmark import benchmark
 >>> summary = benchmark(["benchmarks/suites/starter"], systems=["reference"], reps=1, levels=[1])  # doctest: +SKIP
@@ -23,16 +25,19 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
 from prefect.cache_policies import NONE
+from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
 
 from benchmarks.metrics import SystemSummary, summarise
 from benchmarks.report import write_report
 from benchmarks.systems import DEFAULT_SYSTEMS, BenchmarkSystem, resolve_systems
 from benchmarks.task import BenchmarkTask, Suite, load_suite
+from deployments.task_runners import task_runner
 from flows.solve import run_solve
 from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
 from skills.store import SkillStore, open_store
@@ -207,6 +212,30 @@ def _execute(cases: list[BenchmarkCase], one: Callable[[BenchmarkCase], None], l
     pool.shutdown()
 
 
+def _execute_on_dask(
+    cases: list[BenchmarkCase],
+    arguments: Callable[[BenchmarkCase], dict[str, Any]],
+    keep: Callable[[BenchmarkRecord], None],
+    learning: set[str],
+    settings: Settings,
+) -> None:
+    """Run the cases as ``run_case`` task runs on the Dask cluster (prefect-dask), keeping each record as it arrives.
+
+    A learning system's cases of a repetition wait on the one before (its store must be one the
+    workers share: the file-backed store on a shared disk, or MongoDB).
+    """
+    with task_runner(settings) as runner:
+        last: dict[tuple[str, int], PrefectFuture[BenchmarkRecord]] = {}
+        futures = []
+        for case in cases:
+            lane = (case.system, case.rep)
+            after = [last[lane]] if case.system in learning and lane in last else None
+            last[lane] = future = runner.submit(run_case, parameters=arguments(case), wait_for=after)
+            futures.append(future)
+        for future in as_completed(futures):
+            keep(future.result())
+
+
 @flow(name="benchmark", flow_run_name="benchmark: {systems}", log_prints=False, validate_parameters=False)
 def benchmark(
     suite: list[str],
@@ -244,18 +273,25 @@ def benchmark(
     # The task files (malformed ones too); other files next to them (a task's input data) stay readable.
     hidden = [f for p in map(Path, suite) for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
 
-    def one(case: BenchmarkCase) -> None:
+    def arguments(case: BenchmarkCase) -> dict[str, Any]:
         system = by_name[case.system]
-        record = run_case(case, tasks[case.task_id], system, case_settings(settings, system, run.id, case.rep, hidden), run.id)
+        return {"case": case, "bench_task": tasks[case.task_id], "system": system,
+                "settings": case_settings(settings, system, run.id, case.rep, hidden), "run_id": run.id}  # fmt: skip
+
+    def keep(record: BenchmarkRecord) -> None:
         store.put(record, reindex=False)
         done[record.id] = record
         update_progress_artifact(progress, 100 * len(done) / len(cases))
         verdict = "passed" if record.passed else f"failed: {record.reason}"
-        report("benchmark", "progress", f"{len(done)}/{len(cases)} {case.system} rep{case.rep} L{case.level} {case.task_id}: {verdict}")
+        report("benchmark", "progress", f"{len(done)}/{len(cases)} {record.system} rep{record.rep} L{record.level} {record.task_id}: {verdict}")
 
+    learning = {s.name for s in chosen if s.learns}
     try:
         with file_lock(settings.workspace.resolve() / "bench" / run.id / "running.lock", wait=False):
-            _execute(_in_order(pending), one, {s.name for s in chosen if s.learns}, workers)
+            if settings.uses_dask_runner():
+                _execute_on_dask(_in_order(pending), arguments, keep, learning, settings)
+            else:
+                _execute(_in_order(pending), lambda case: keep(run_case(**arguments(case))), learning, workers)
     except LockHeld as exc:
         raise RuntimeError(f"benchmark {run.id} is running in another process; wait for it, or start anew with --fresh") from exc
     summaries = summarise(done.values(), [s.name for s in chosen])

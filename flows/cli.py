@@ -1,7 +1,8 @@
 """The ``evoskill`` command line.
 
     evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
-    evoskill skills list|show ID|run ID --param k=v|export ID|import FILE|delete ID
+    evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
+    evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
     evoskill learn TASK.json...
     evoskill memory search "TEXT"
     evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
@@ -30,6 +31,8 @@ from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
 from flows.cli_tools import add_parser as add_tool_parser
 from flows.cli_tools import run_tool
+from flows.cli_worker import add_parser as add_worker_parser
+from flows.cli_worker import run_worker
 
 __all__ = ["main", "build_parser"]
 
@@ -53,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_skill_parsers(sub)
     add_bench_parser(sub)
     add_tool_parser(sub)
+    add_worker_parser(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
     return parser
@@ -179,11 +183,12 @@ def _llm(args: argparse.Namespace) -> int:
 
 def _guarded(args: argparse.Namespace) -> int:
     """Run a skills/learn/memory command; expected failures become one message and an exit code."""
+    from deployments.cluster import ClusterUnavailable
     from skills.params import ParameterError
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "tool": run_tool}[args.command]
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "tool": run_tool, "worker": run_worker}[args.command]
     try:
         return handler(args)
     except ValidationError as exc:
@@ -193,7 +198,7 @@ def _guarded(args: argparse.Namespace) -> int:
         return 2
     except KeyError as exc:
         print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
-    except (StoreError, SkillFileError) as exc:
+    except (StoreError, SkillFileError, ClusterUnavailable) as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
     return 1
 

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from skills.params import ParameterError
+
 __all__ = ["add_parsers", "run_skills", "run_learn", "run_memory"]
 
 
@@ -16,13 +18,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     listing = act.add_parser("list", help="every skill (latest versions)")
     listing.add_argument("--json", action="store_true", help="print JSON")
     act.add_parser("show", help="one skill: description, parameters, code").add_argument("id", help="skill id (name-vN) or name")
-    run = act.add_parser("run", help="run a skill with parameters (no LLM), through jobflow")
-    run.add_argument("id", help="skill id (name-vN) or name")
+    run = act.add_parser("run", help="run a skill with parameters (no LLM), through jobflow, here or on Dask", description=(
+        "Run a skill once (--param), over many parameter sets (--batch FILE), or rerun the unfinished items of a batch (--retry ID)."))
+    run.add_argument("id", nargs="?", help="skill id (name-vN) or name")
     run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a parameter; repeat for more")
+    run.add_argument("--batch", type=Path, metavar="FILE", help="parameter sets: a JSON list of objects or JSON Lines")
+    run.add_argument("--retry", metavar="BATCH_ID", help="rerun only the failed and unfinished items of a batch")
+    run.add_argument("--executor", choices=["local", "dask"], help="in this process, or on the Dask cluster (default: EVOSKILL_SKILL_EXECUTOR)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
-    export = act.add_parser("export", help="write a skill as JSON")
+    batch = act.add_parser("batch", help="a batch's items: status, answer or error")
+    batch.add_argument("batch_id")
+    batch.add_argument("--json", action="store_true", help="print JSON")
+    export = act.add_parser("export", help="write a skill as JSON, or as a jobflow workflow (--workflow)")
     export.add_argument("id")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.add_argument("--workflow", action="store_true", help="a jobflow Flow that runs with plain jobflow (run_locally), no LLM or store")
+    export.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="workflow parameters (with --workflow)")
+    export.add_argument("--batch", type=Path, metavar="FILE", help="one workflow job per parameter set (with --workflow)")
     act.add_parser("import", help="import skills from a JSON file (each re-verified first)").add_argument("file", type=Path)
     act.add_parser("delete", help="delete a version (name-vN) or every version (name)").add_argument("id")
 
@@ -79,20 +91,20 @@ def run_skills(args: argparse.Namespace) -> int:
         print("\n" + s.code)
         return 0
     if args.action == "run":
-        from flows.prefect_api import prefect_runtime
-        from flows.run_skill import run_skill
-        from skills.params import parse_assignments, validate_params
-
-        params = parse_assignments(args.param)
-        validate_params(store.get_skill(args.id).parameters, params)  # bad input is reported before Prefect starts
-        with prefect_runtime(settings):
-            output = run_skill(args.id, params)
-        print(output.model_dump_json() if args.json else (json.dumps(output.answer) if output.success else f"failed: {output.error}"))
-        return 0 if output.success else 1
+        return _run(args, store, settings)
+    if args.action == "batch":
+        return _show_batch(args, store)
     if args.action == "export":
-        from skills.transfer import export_skill
+        from skills.params import load_param_sets, parse_assignments
+        from skills.transfer import export_skill, export_workflow
 
-        text = export_skill(store.get_skill(args.id))
+        skill = store.get_skill(args.id)
+        if args.workflow:
+            text = export_workflow(skill, load_param_sets(args.batch) if args.batch else [parse_assignments(args.param)])
+        elif args.param or args.batch:
+            raise ParameterError("--param and --batch go with --workflow")
+        else:
+            text = export_skill(skill)
         if args.output:
             args.output.write_text(text + "\n")
             print(f"wrote {args.output}", file=sys.stderr)
@@ -109,6 +121,61 @@ def run_skills(args: argparse.Namespace) -> int:
     n = store.delete_skill(args.id)
     print(f"deleted {n} skill version(s)" if n else f"no skill {args.id!r}")
     return 0 if n else 1
+
+
+def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - SkillStore, Settings
+    """``skills run``: one run, a batch, or the rerun of a batch's unfinished items."""
+    from flows.prefect_api import prefect_runtime
+    from skills.params import load_param_sets, parse_assignments, validate_params
+
+    if bool(args.id) == bool(args.retry):
+        raise ParameterError("give a skill to run, or --retry BATCH_ID")
+    if args.retry or args.batch:
+        from flows.run_skill_batch import run_skill_batch
+
+        if args.param:
+            raise ParameterError("--param does not go with --batch or --retry; put the parameters in the batch file")
+        params = load_param_sets(args.batch) if args.batch else None
+        with prefect_runtime(settings):
+            summary = run_skill_batch(args.id or "", params, args.retry or "", args.executor)
+        if args.json:
+            print(summary.model_dump_json())
+        else:
+            print(f"{summary.batch_id}: {summary.done}/{summary.size} done, {summary.failed} failed ({summary.ran} run now, {summary.wall_s} s)")
+            for failure in summary.failures:
+                print(f"  item {failure.index}: {failure.error[:200]}")
+            if summary.failed:
+                print(f"rerun the failed ones: evoskill skills run --retry {summary.batch_id}")
+            print(f"answers: evoskill skills batch {summary.batch_id}")
+        return 0 if not summary.failed else 1
+    from flows.run_skill import run_skill
+
+    params = parse_assignments(args.param)
+    validate_params(store.get_skill(args.id).parameters, params)  # bad input is reported before Prefect starts
+    with prefect_runtime(settings):
+        output = run_skill(args.id, params, args.executor)
+    print(output.model_dump_json() if args.json else (json.dumps(output.answer) if output.success else f"failed: {output.error}"))
+    return 0 if output.success else 1
+
+
+def _show_batch(args: argparse.Namespace, store) -> int:  # noqa: ANN001 - SkillStore
+    from flows.run_skill_batch import batch_answers
+    from skills.documents import SkillBatch
+
+    batch = store.get(SkillBatch, args.batch_id)
+    if batch is None:
+        raise KeyError(f"no batch {args.batch_id!r}")
+    rows = batch_answers(store, batch.id)
+    if args.json:
+        print(json.dumps({"batch": batch.model_dump(mode="json"), "items": [
+            {"index": i.index, "params": i.params, "status": i.status, "answer": answer, "error": i.error, "worker": i.worker, "attempts": i.attempts}
+            for i, answer in rows]}))  # fmt: skip
+        return 0
+    for item, answer in rows:
+        shown = json.dumps(answer) if item.status == "done" else (item.error or item.status)
+        print(f"{item.index:>6}  {item.status:<8} {json.dumps(item.params)[:60]:<60}  {shown[:120]}")
+    print(f"{batch.id} ({batch.skill_id}): {batch.done}/{batch.size} done, {batch.failed} failed", file=sys.stderr)
+    return 0
 
 
 def run_learn(args: argparse.Namespace) -> int:

@@ -59,5 +59,7 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
             strategy=strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
         )
         branches = [_branch(s, f) for s, f in zip(strategies, futures)]
+        for branch in branches:  # calls made by branches that ran on Dask workers
+            llm.absorb(branch.llm_calls)
     answer = output_processor(request, first, branches)
     return DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)

@@ -42,6 +42,8 @@ __all__ = [
     "PackageModule",
     "PackageGraph",
     "ExtractedCode",
+    "SkillBatch",
+    "BatchItem",
 ]
 
 
@@ -358,3 +360,40 @@ class ExtractedCode(_Document):
 
     def search_text(self) -> str:
         return split_name(f"{self.context} {self.source.rsplit('/', 1)[-1]} {self.code}")
+
+
+class SkillBatch(_Document):
+    """One skill run over many parameter sets; each set is a ``BatchItem`` of its own."""
+
+    id: str
+    skill_id: str
+    size: int = Field(ge=0)
+    executor: str = "local"
+    status: Literal["running", "done", "partial"] = "running"
+    done: int = 0
+    failed: int = 0
+    created: datetime = Field(default_factory=_now)
+    updated: datetime = Field(default_factory=_now)
+
+
+class BatchItem(_Document):
+    """One parameter set of a batch and how its latest attempt went (its answer is in the JobStore under ``job_uuid``)."""
+
+    batch_id: str
+    index: int = Field(ge=0)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    status: Literal["pending", "done", "failed"] = "pending"
+    job_uuid: str | None = None
+    attempts: int = 0
+    worker: str | None = None
+    error: str | None = None
+    wall_s: float | None = None
+
+    @staticmethod
+    def make_id(batch_id: str, index: int) -> str:
+        return f"{batch_id}:{index:07d}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return self.make_id(self.batch_id, self.index)

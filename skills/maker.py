@@ -39,7 +39,11 @@ def run_skill_job(skill: dict[str, Any], params: dict[str, Any]) -> Any:
 
 @dataclass
 class SkillMaker(Maker):
-    """Makes a Job running one skill; the job carries the skill's resources (``{"GPU": 1}`` when it needs one)."""
+    """Makes a Job running one skill; its ``config.manager_config["resources"]`` is ``{"GPU": 1}`` when the skill needs a GPU.
+
+    The job runs the skill in the sandbox of the machine running it and needs only evoskill installed
+    there (no LLM, no store): ``run_locally``, Dask (``deployments.dask_jobs``) or any jobflow manager.
+    """
 
     name: str = "skill"
     skill: dict[str, Any] = field(default_factory=dict)
@@ -56,5 +60,6 @@ class SkillMaker(Maker):
     def make(self, **params: Any) -> Job:
         made = run_skill_job(self.skill, params)
         made.name = self.name
-        made.metadata = {**(made.metadata or {}), "skill_id": self.name, "resources": self.resources}
+        made.metadata = {**(made.metadata or {}), "skill_id": self.name}
+        made.config.manager_config = {**made.config.manager_config, "resources": self.resources}
         return made

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import ast
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-__all__ = ["SkillCodeError", "ParameterError", "signature_schema", "run_summary", "params_model", "validate_params", "parse_assignments"]
+__all__ = [
+    "SkillCodeError", "ParameterError", "signature_schema", "run_summary", "params_model", "validate_params", "parse_assignments",
+    "load_param_sets",
+]  # fmt: skip
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean", "list": "array", "dict": "object"}
 _PY_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool, "array": list, "object": dict}
@@ -84,12 +88,21 @@ def params_model(schema: dict[str, Any], optional: bool = False) -> type[BaseMod
 
 
 def validate_params(schema: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with defaults filled in, or ``ParameterError`` naming each wrong one."""
+    """``params`` with defaults filled in, or ``ParameterError`` naming each wrong one (JSON values only: they travel)."""
     try:
-        return params_model(schema)(**params).model_dump()
+        bound = params_model(schema)(**params).model_dump()
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']} (got {e.get('input')!r:.80})" for e in exc.errors())
         raise ParameterError(f"bad skill parameters — {problems}") from exc
+    for name, value in bound.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(
+                f"bad skill parameters — {name}: not JSON-serialisable ({exc}); pass numbers, strings, lists and dicts "
+                "(a pymatgen object as its .as_dict(), a structure also as a CIF string)"
+            ) from exc
+    return bound
 
 
 def parse_assignments(pairs: list[str]) -> dict[str, Any]:
@@ -104,3 +117,28 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             params[name.strip()] = text
     return params
+
+
+def load_param_sets(path: Path) -> list[dict[str, Any]]:
+    """Parameter sets from a JSON list of objects or a JSON Lines file (one object a line)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ParameterError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        loaded = json.loads(text)
+        sets = loaded if isinstance(loaded, list) else [loaded]
+    except json.JSONDecodeError:
+        sets = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    sets.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ParameterError(f"{path}:{number}: not JSON ({exc.msg}); expected a JSON list or one object a line") from exc
+    wrong = [i for i, one in enumerate(sets) if not isinstance(one, dict)]
+    if wrong:
+        raise ParameterError(f"{path}: item {wrong[0]} is not an object of named parameters")
+    if not sets:
+        raise ParameterError(f"{path} holds no parameter sets")
+    return sets

@@ -32,6 +32,7 @@ from maggma.stores import MemoryStore, MongoURIStore, MontyStore
 from pydantic import BaseModel, ValidationError
 
 from skills.documents import (
+    BatchItem,
     BenchmarkRecord,
     BenchmarkRun,
     Experience,
@@ -43,6 +44,7 @@ from skills.documents import (
     RunRecord,
     Session,
     Skill,
+    SkillBatch,
     SkillStats,
 )
 from skills.retrieval import TextIndex, load_embedder
@@ -67,6 +69,8 @@ COLLECTIONS: dict[str, type[BaseModel]] = {
     "package_modules": PackageModule,
     "package_graphs": PackageGraph,
     "extracted_code": ExtractedCode,
+    "skill_batches": SkillBatch,
+    "batch_items": BatchItem,
 }
 _COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
 _INDEXED = {
@@ -78,6 +82,8 @@ _INDEXED = {
     "benchmark_records": ["id", "run_id"],
     "package_modules": ["id", "package"],
     "extracted_code": ["id", "source"],
+    "skill_batches": ["id"],
+    "batch_items": ["id", "batch_id"],
 }
 
 
@@ -241,12 +247,16 @@ class SkillStore:
         return n or self.delete(Skill, {"name": ref})
 
     def record_use(self, skill: Skill, success: bool) -> None:
-        """Count one use of a skill (read afresh under the lock, so concurrent uses all count)."""
+        """Count one use of a skill."""
+        self.record_uses(skill, 1, int(success))
+
+    def record_uses(self, skill: Skill, uses: int, successes: int) -> None:
+        """Count uses of a skill (read afresh under the lock, so concurrent uses all count)."""
         with self.write_lock():
             current = self.get(Skill, skill.id)
             if current is None:
                 return
-            stats = SkillStats(uses=current.stats.uses + 1, successes=current.stats.successes + int(success))
+            stats = SkillStats(uses=current.stats.uses + uses, successes=current.stats.successes + successes)
             self.put(current.model_copy(update={"stats": stats}), reindex=False)
 
     # --- retrieval ------------------------------------------------------------------------

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from jobflow import Flow
+from monty.json import MontyEncoder
 from pydantic import TypeAdapter, ValidationError
 
 from skills.documents import Skill
+from skills.maker import SkillMaker
 from skills.params import SkillCodeError, signature_schema, validate_params
 from skills.runner import run_skill
 from skills.store import SkillStore
 from tasks.answer_check import check_answer
 from tasks.settings import Settings
 
-__all__ = ["SkillFileError", "export_skill", "import_skills"]
+__all__ = ["SkillFileError", "export_skill", "export_workflow", "import_skills"]
 
 
 class SkillFileError(ValueError):
@@ -23,6 +27,16 @@ class SkillFileError(ValueError):
 
 def export_skill(skill: Skill) -> str:
     return json.dumps(skill.model_dump(mode="json", exclude={"id", "content_hash"}), indent=2)
+
+
+def export_workflow(skill: Skill, param_sets: list[dict[str, Any]]) -> str:
+    """A jobflow ``Flow`` (one job per parameter set) as JSON, runnable with plain jobflow where evoskill is installed.
+
+    No LLM and no store is needed to run it: ``run_locally(monty.serialization.loadfn("flow.json"))``.
+    """
+    maker = SkillMaker.from_skill(skill)
+    jobs = [maker.make(**validate_params(skill.parameters, params)) for params in param_sets or [{}]]
+    return json.dumps(Flow(jobs, name=skill.id).as_dict(), cls=MontyEncoder, indent=1)
 
 
 def _verify(skill: Skill, settings: Settings) -> str | None:

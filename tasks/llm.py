@@ -94,10 +94,15 @@ class OpenAITransport:
     """
 
     def __init__(self, base_url: str | None, api_key: str | None, model: str, mode: str, timeout_s: float):
+        self._args = (base_url, api_key, model, mode, timeout_s)
         self.model = model
         self.mode = mode
         self.where = base_url or "https://api.openai.com/v1"
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its arguments where it is unpickled (a Dask worker running a debug branch)."""
+        return (OpenAITransport, self._args)
 
     def _response_format(self, stage: str, schema: dict[str, Any]) -> dict[str, Any]:
         if self.mode == "json_object":
@@ -149,6 +154,12 @@ class ScriptedTransport:
     received: list[tuple[str, list[dict[str, str]]]] = field(default_factory=list)
     record_path: Path | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedTransport:
@@ -208,6 +219,8 @@ class LLMClient:
     """Structured requests with schema re-asks, per-call records and a per-solve budget.
 
     One client serves one solve; it is thread-safe, so parallel debug branches share its budget.
+    A copy sent to a Dask worker carries the calls made so far (the budget left) and records its
+    own; ``absorb`` brings a branch's calls back into the solve's client.
     """
 
     def __init__(self, transport: Transport, settings: Settings):
@@ -215,6 +228,19 @@ class LLMClient:
         self.settings = settings
         self.calls: list[LLMCall] = []
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            return {"transport": self.transport, "settings": self.settings, "calls": list(self.calls)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    def absorb(self, calls: list[LLMCall]) -> None:
+        """Record calls made by a copy of this client elsewhere (skipped when this client already has them)."""
+        with self._lock:
+            fresh = [c for c in calls if c not in self.calls]
+            self.calls.extend(fresh)
 
     @property
     def model(self) -> str:

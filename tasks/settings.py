@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -134,12 +134,44 @@ class Settings(BaseSettings):
         default=None, description="Sentence-embedding model for hybrid retrieval; lexical only when unset or not installed."
     )
 
+    # --- Dask (compiled skills, debug branches, benchmark repetitions) ------------------
+    dask_cluster: Literal["local", "address", "slurm", "pbs"] = Field(
+        default="local",
+        description="Where Dask work goes: an embedded LocalCluster, a running scheduler (dask_address), or dask-jobqueue Slurm/PBS jobs.",
+    )
+    dask_address: str | None = Field(default=None, description="Scheduler address for dask_cluster='address' (tcp://host:8786).")
+    dask_workers: int = Field(default=2, gt=0, description="Workers of the LocalCluster; batch jobs of a Slurm/PBS cluster.")
+    dask_threads_per_worker: int = Field(default=1, gt=0)
+    dask_worker_memory: str = Field(default="auto", description="Memory limit per worker ('auto', '4GiB', ...).")
+    dask_worker_resources: dict[str, float] | None = Field(
+        default=None, description="Resources the workers evoskill starts advertise; detected (GPU count, MEMORY bytes) when unset."
+    )
+    dask_jobqueue: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments of dask-jobqueue's SLURMCluster/PBSCluster (queue, account, cores, memory, walltime, ...).",
+    )
+    dask_connect_timeout_s: float = Field(default=10.0, gt=0, description="How long to try reaching a scheduler.")
+    dask_fallback_local: bool = Field(default=False, description="Use an embedded LocalCluster when the configured scheduler is unreachable.")
+    dask_resource_wait_s: float = Field(
+        default=600.0, ge=0, description="How long a job waits for a worker with the resources it needs (GPU) before it fails."
+    )
+    skill_executor: Literal["local", "dask"] = Field(default="local", description="Where run-skill runs jobs: in-process jobflow or Dask.")
+    task_runner: Literal["auto", "threads", "dask"] = Field(
+        default="auto", description="Debug branches and benchmark repetitions: 'auto' uses Dask when a cluster other than 'local' is configured."
+    )
+
     # --- Prefect --------------------------------------------------------------------
     prefect_api: Literal["local-server", "ephemeral"] = Field(
         default="local-server",
         description="CLI: reuse (or start once) a background local Prefect server, or run ephemeral.",
     )
     prefect_server_port: int = Field(default=4250, gt=0, lt=65536)
+
+    @model_validator(mode="after")
+    def _address_when_needed(self) -> Settings:
+        if self.dask_cluster == "address" and not self.dask_address:
+            raise ValueError("dask_cluster='address' needs EVOSKILL_DASK_ADDRESS (tcp://host:8786)")
+        return self
 
     @field_validator("debug_strategies")
     @classmethod
@@ -180,6 +212,10 @@ class Settings(BaseSettings):
     def cache_root(self) -> Path:
         """Folder of the package-knowledge cache (derived from installed packages, shared by benchmark runs)."""
         return (self.cache_path or self.workspace / "cache").resolve()
+
+    def uses_dask_runner(self) -> bool:
+        """Whether debug branches and benchmark repetitions go to the Dask cluster."""
+        return self.task_runner == "dask" or (self.task_runner == "auto" and self.dask_cluster != "local")
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

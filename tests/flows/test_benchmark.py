@@ -174,3 +174,21 @@ def test_each_system_repetition_gets_its_own_workspace_and_store_with_answers_hi
     skills = case_settings(base, SYSTEMS["skills"], "run", 1, [])
     assert skills.use_memory and skills.learn and skills.continuous_learning
     assert not case_settings(base, SYSTEMS["ncl"], "run", 1, []).continuous_learning
+
+
+def test_benchmark_cases_run_on_dask_when_a_cluster_is_configured(workspace, tmp_path, monkeypatch):
+    from deployments.cluster import close_clusters, open_cluster
+
+    for name, value in {"TASK_RUNNER": "dask", "DASK_CLUSTER": "local", "DASK_WORKERS": "2"}.items():
+        monkeypatch.setenv(f"EVOSKILL_{name}", value)
+    suite = tmp_path / "suite"
+    for i in range(3):
+        task_file(suite, f"t{i}", f"print({i})", answer=i)
+    try:
+        summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
+        ran = open_cluster(get_settings()).client.run(lambda dask_worker: dask_worker.state.executed_count)
+    finally:
+        close_clusters()
+    assert summary.runs == 6 and summary.systems["reference"].passed == 6
+    assert sum(ran.values()) >= 6 and len(ran) == 2, f"the cases did not run on the Dask workers: {ran}"
+    assert open_store(get_settings()).count("benchmark_records", {"run_id": summary.run_id}) == 6

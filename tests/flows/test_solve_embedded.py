@@ -19,6 +19,7 @@ from flows.solve import solve
 from tasks.llm_server import stop_server
 from tasks.settings import get_settings
 
+
 @pytest.fixture(autouse=True)
 def embedded_extra_installed():
     """The embedded model's packages; missing in CI is a failure (.ci/setup installs them), elsewhere a skip."""

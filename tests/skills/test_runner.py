@@ -23,5 +23,6 @@ def test_the_skill_module_main_block_stays_quiet(workspace):
 def test_gpu_skills_are_annotated_for_the_scheduler():
     skill = Skill(name="mlip", code="def run() -> int:\n    return 1\n", resources={"gpu": True}, test_case=TestCase(expected=1))
     job = SkillMaker.from_skill(skill).make()
-    assert job.name == "mlip-v1" and job.metadata["resources"] == {"GPU": 1}
-    assert SkillMaker.from_skill(skill.model_copy(update={"resources": SkillResources(gpu=False)})).make().metadata["resources"] == {}
+    assert job.name == "mlip-v1" and job.config.manager_config["resources"] == {"GPU": 1}
+    cpu_only = SkillMaker.from_skill(skill.model_copy(update={"resources": SkillResources(gpu=False)})).make()
+    assert cpu_only.config.manager_config["resources"] == {}

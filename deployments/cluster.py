@@ -1,0 +1,139 @@
+"""The Dask cluster the settings name, opened once per process and shared.
+
+``EVOSKILL_DASK_CLUSTER`` chooses it:
+
+- ``local`` (default): an embedded ``LocalCluster`` of ``dask_workers`` processes that
+  advertise ``dask_worker_resources`` (detected: ``GPU`` count, ``MEMORY`` bytes);
+- ``address``: a running scheduler at ``dask_address`` (``dask scheduler``, with workers from
+  ``evoskill worker --resources GPU=1``); unreachable means a clear error, or the embedded
+  cluster when ``dask_fallback_local`` is set;
+- ``slurm`` / ``pbs``: dask-jobqueue submits ``dask_workers`` batch jobs, each one worker, with
+  the options in ``dask_jobqueue`` (queue, account, cores, memory, walltime, ...).
+
+>>> from tasks.settings import Settings
+>>> dask = open_cluster(Settings(dask_workers=1))        # doctest: +SKIP
+>>> dask.client.submit(sum, [1, 2]).result()             # doctest: +SKIP
+3
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from dask.utils import parse_bytes
+from distributed import Client, LocalCluster
+from distributed.deploy import Cluster
+from distributed.system import MEMORY_LIMIT
+
+from deployments.resources import format_resources, worker_resources
+from tasks.settings import Settings
+
+__all__ = ["ClusterUnavailable", "DaskCluster", "open_cluster", "close_clusters", "jobqueue_cluster"]
+
+log = logging.getLogger(__name__)
+
+
+class ClusterUnavailable(RuntimeError):
+    """The configured Dask scheduler cannot be reached or started."""
+
+
+@dataclass
+class DaskCluster:
+    """A connected client, and the cluster when evoskill started it (``None`` for an external scheduler)."""
+
+    client: Client
+    cluster: Cluster | None
+    kind: str
+
+    @property
+    def address(self) -> str:
+        return self.client.scheduler.address
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+_OPEN: dict[tuple[Any, ...], DaskCluster] = {}
+_LOCK = threading.Lock()
+
+
+def _worker_env() -> dict[str, str]:
+    """What local worker processes must inherit to report to the same Prefect API."""
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    return {"PREFECT_API_URL": url} if url else {}
+
+
+def _local(settings: Settings) -> DaskCluster:
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # worker joins and leaves are not news
+    memory = settings.dask_worker_memory
+    per_worker = MEMORY_LIMIT / settings.dask_workers if memory == "auto" else parse_bytes(memory)
+    cluster = LocalCluster(
+        n_workers=settings.dask_workers, threads_per_worker=settings.dask_threads_per_worker, processes=True,
+        memory_limit=per_worker, resources=worker_resources(settings, per_worker), dashboard_address=None,
+        env=_worker_env(),
+    )  # fmt: skip
+    return DaskCluster(Client(cluster), cluster, "local")
+
+
+def jobqueue_cluster(settings: Settings) -> Cluster:
+    """A dask-jobqueue Slurm or PBS cluster (not yet scaled); its workers advertise the configured resources."""
+    from dask_jobqueue import PBSCluster, SLURMCluster
+
+    options: dict[str, Any] = {"cores": settings.dask_threads_per_worker, "processes": 1, "memory": "4GiB", **settings.dask_jobqueue}
+    if settings.dask_worker_resources:  # never detected: the submitting node is not the compute node
+        options["worker_extra_args"] = [*options.get("worker_extra_args", []), "--resources", format_resources(settings.dask_worker_resources)]
+    cls = SLURMCluster if settings.dask_cluster == "slurm" else PBSCluster
+    return cls(**options)
+
+
+def _connect(settings: Settings) -> DaskCluster:
+    if settings.dask_cluster == "local":
+        return _local(settings)
+    if settings.dask_cluster in ("slurm", "pbs"):
+        cluster = jobqueue_cluster(settings)
+        cluster.scale(jobs=settings.dask_workers)
+        return DaskCluster(Client(cluster), cluster, settings.dask_cluster)
+    try:
+        return DaskCluster(Client(settings.dask_address, timeout=settings.dask_connect_timeout_s), None, "address")
+    except (OSError, TimeoutError) as exc:
+        problem = (
+            f"could not reach the Dask scheduler at {settings.dask_address} within {settings.dask_connect_timeout_s:g} s "
+            f"({type(exc).__name__}); start one with `dask scheduler` and workers with `evoskill worker`, or set "
+            "EVOSKILL_DASK_CLUSTER=local"
+        )
+        if not settings.dask_fallback_local:
+            raise ClusterUnavailable(problem) from exc
+        log.warning("%s; falling back to an embedded LocalCluster (EVOSKILL_DASK_FALLBACK_LOCAL)", problem)
+        return _local(settings)
+
+
+def open_cluster(settings: Settings) -> DaskCluster:
+    """The process's Dask cluster for these settings (connected once, reconnected if it went away)."""
+    key = (settings.dask_cluster, settings.dask_address, settings.dask_workers, settings.dask_threads_per_worker,
+           settings.dask_worker_memory, str(settings.dask_worker_resources), str(settings.dask_jobqueue))  # fmt: skip
+    with _LOCK:
+        found = _OPEN.get(key)
+        if found is not None and found.client.status == "running":
+            return found
+        _OPEN[key] = _connect(settings)
+        return _OPEN[key]
+
+
+@atexit.register
+def close_clusters() -> None:
+    """Close every cluster this process opened."""
+    with _LOCK:
+        for dask in _OPEN.values():
+            try:
+                dask.close()
+            except Exception:  # noqa: BLE001 - closing at exit must not raise
+                pass
+        _OPEN.clear()

@@ -1,0 +1,187 @@
+"""One skill over many parameter sets (e.g. 1 000 structures), in this process or on Dask.
+
+Every parameter set is a ``BatchItem`` in the store before anything runs, and each item's
+outcome is written as it arrives, so an interrupted batch loses nothing: running it again by
+its id runs only the items that failed or never finished. Answers go to the JobStore, once
+per item; a worker that dies mid-batch has its items rerun elsewhere by Dask.
+
+>>> summary = run_skill_batch("atomization_energy", [{"formula": f} for f in ["O2", "N2"]])  # doctest: +SKIP
+>>> summary.done, summary.failed                                                            # doctest: +SKIP
+(2, 0)
+>>> run_skill_batch(batch_id=summary.batch_id)          # reruns only the failed ones    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from jobflow import Flow
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+from deployments.job_runners import JobOutcome, job_runner
+from flows.run_skill import store_outcomes
+from skills.documents import BatchItem, Skill, SkillBatch
+from skills.maker import SkillMaker
+from skills.params import ParameterError, validate_params
+from skills.store import SkillStore, open_store
+from tasks.settings import get_settings
+from tasks.stage import report
+
+__all__ = ["BatchSummary", "ItemFailure", "run_skill_batch", "batch_answers"]
+
+_FLUSH_S = 1.0  # outcomes are written at least this often (and at the end)
+_SHOWN_FAILURES = 20
+
+
+class ItemFailure(BaseModel):
+    index: int
+    error: str
+
+
+class BatchSummary(BaseModel):
+    batch_id: str
+    skill_id: str
+    size: int
+    ran: int = Field(description="Items run by this call (all of a new batch; the unfinished ones of a rerun).")
+    done: int
+    failed: int
+    failures: list[ItemFailure] = Field(default_factory=list, description=f"The first {_SHOWN_FAILURES} failures.")
+    wall_s: float
+
+
+def _new_batch(store: SkillStore, skill: Skill, params: list[dict[str, Any]], executor: str) -> tuple[SkillBatch, list[BatchItem]]:
+    """Validate every parameter set (all problems at once), then store the batch and its pending items."""
+    bound, problems = [], []
+    for index, one in enumerate(params):
+        if not isinstance(one, dict):
+            problems.append(f"item {index}: expected an object of named parameters, got {type(one).__name__}")
+            continue
+        try:
+            bound.append(validate_params(skill.parameters, one))
+        except ParameterError as exc:
+            problems.append(f"item {index}: {exc}")
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise ParameterError(f"{len(problems)} of {len(params)} parameter sets are invalid; nothing ran — " + "; ".join(problems[:5]) + more)
+    batch = SkillBatch(id=f"batch-{skill.name}-{uuid.uuid4().hex[:8]}", skill_id=skill.id, size=len(bound), executor=executor)
+    items = [BatchItem(batch_id=batch.id, index=i, params=p) for i, p in enumerate(bound)]
+    store.put(batch, reindex=False)
+    store.put_many(items)
+    return batch, items
+
+
+def _record(item: BatchItem, outcome: JobOutcome) -> BatchItem:
+    return item.model_copy(update={
+        "status": "done" if outcome.ok else "failed", "error": outcome.error, "worker": outcome.worker, "wall_s": round(outcome.wall_s, 4),
+    })  # fmt: skip
+
+
+@flow(name="run-skill-batch", flow_run_name="run-skill-batch: {skill_ref}{batch_id}", log_prints=False, validate_parameters=False)
+def run_skill_batch(
+    skill_ref: str = "",
+    params: list[dict[str, Any]] | None = None,
+    batch_id: str = "",
+    executor: Literal["local", "dask"] | None = None,
+) -> BatchSummary:
+    """Run skill ``skill_ref`` once per parameter set in ``params``; or, given ``batch_id``, rerun that batch's unfinished items."""
+    started = time.perf_counter()
+    settings = get_settings()
+    store = open_store(settings)
+    chosen = executor or settings.skill_executor
+    if batch_id:
+        batch = store.get(SkillBatch, batch_id)
+        if batch is None:
+            raise KeyError(f"no batch {batch_id!r}")
+        items = [i for i in store.all(BatchItem, {"batch_id": batch_id}) if i.status != "done"]
+    elif skill_ref and params is not None:
+        batch, items = _new_batch(store, store.get_skill(skill_ref), params, chosen)
+    else:
+        raise ParameterError("give a skill and a list of parameter sets, or the id of a batch to rerun")
+    skill = store.get_skill(batch.skill_id)
+    maker = SkillMaker.from_skill(skill)
+    jobs, by_uuid = [], {}
+    for item in sorted(items, key=lambda i: i.index):
+        job = maker.make(**item.params)
+        job.name = f"{skill.id}[{item.index}]"
+        jobs.append(job)
+        by_uuid[job.uuid] = item.model_copy(update={"job_uuid": job.uuid, "attempts": item.attempts + 1, "status": "pending"})
+    store.put_many(list(by_uuid.values()))
+    report("run-skill", "start", f"{batch.id}: {len(jobs)} of {batch.size} items of {skill.id} on {chosen}")
+    succeeded = 0
+    if jobs:
+        runner = job_runner(settings, chosen, lambda message: report("run-skill", "progress", message))
+        succeeded = _collect(store, runner.run(Flow(jobs, name=batch.id)), by_uuid)
+    store.record_uses(skill, len(jobs), succeeded)
+    return _finish(store, batch, skill, len(jobs), started)
+
+
+def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[str, BatchItem]) -> int:
+    """Write answers to the JobStore and outcomes to the store as they arrive; show progress (bar, artifact, log).
+
+    Returns how many items succeeded.
+    """
+    job_store, total = store.job_store(), len(by_uuid)
+    progress = create_progress_artifact(0.0, key="skill-batch-progress", description="items finished")
+    unsaved: list[BatchItem] = []
+    answers: list[JobOutcome] = []
+    finished = failed = 0
+    last_flush = last_report = time.monotonic()
+    with tqdm(total=total, desc="items", unit="run", disable=None, leave=False) as bar:
+        for outcome in outcomes:
+            answers.append(outcome)
+            item = _record(by_uuid[outcome.uuid], outcome)
+            unsaved.append(item)
+            finished, failed = finished + 1, failed + int(not outcome.ok)
+            bar.update(1)
+            bar.set_postfix(failed=failed, refresh=False)
+            now = time.monotonic()
+            if now - last_flush >= _FLUSH_S or finished == total:
+                store_outcomes(job_store, answers)  # answers first: an item marked done always has its answer
+                store.put_many(unsaved)
+                answers, unsaved, last_flush = [], [], now
+                update_progress_artifact(progress, 100.0 * finished / total)
+            if now - last_report >= 10.0 or finished % max(1, total // 10) == 0:
+                report("run-skill", "progress", f"{finished}/{total} finished, {failed} failed")
+                last_report = now
+    store_outcomes(job_store, answers)
+    store.put_many(unsaved)
+    return finished - failed
+
+
+def _finish(store: SkillStore, batch: SkillBatch, skill: Skill, ran: int, started: float) -> BatchSummary:
+    """Count the batch's items, store its status, attach a summary artifact."""
+    items = store.all(BatchItem, {"batch_id": batch.id})
+    failures = sorted((i for i in items if i.status != "done"), key=lambda i: i.index)
+    done = len(items) - len(failures)
+    batch = batch.model_copy(update={
+        "done": done, "failed": len(failures), "status": "done" if not failures else "partial", "updated": datetime.now(timezone.utc),
+    })  # fmt: skip
+    store.put(batch, reindex=False)
+    summary = BatchSummary(
+        batch_id=batch.id, skill_id=skill.id, size=batch.size, ran=ran, done=done, failed=len(failures),
+        failures=[ItemFailure(index=i.index, error=i.error or "did not finish") for i in failures[:_SHOWN_FAILURES]],
+        wall_s=round(time.perf_counter() - started, 2),
+    )  # fmt: skip
+    lines = [f"**{batch.id}** — skill `{skill.id}`: {done}/{batch.size} done, {len(failures)} failed (this run: {ran} items, {summary.wall_s} s)"]
+    if failures:
+        lines += ["", "| item | error |", "|---|---|", *(f"| {f.index} | {f.error[:200]} |" for f in summary.failures)]
+        lines += ["", f"Rerun only these: `evoskill skills run --retry {batch.id}`"]
+    create_markdown_artifact(markdown="\n".join(lines), key="skill-batch", description="skill batch")
+    report("run-skill", "done" if not failures else "failed", lines[0].replace("**", "").replace("`", ""))
+    return summary
+
+
+def batch_answers(store: SkillStore, batch_id: str) -> list[tuple[BatchItem, Any]]:
+    """Every item of a batch with its answer from the JobStore (``None`` where it has none)."""
+    items = sorted(store.all(BatchItem, {"batch_id": batch_id}), key=lambda i: i.index)
+    uuids = [i.job_uuid for i in items if i.status == "done" and i.job_uuid]
+    job_store = store.job_store()
+    outputs = {d["uuid"]: d["output"] for d in job_store.query({"uuid": {"$in": uuids}}, properties=["uuid", "output"], load=True)}
+    return [(i, outputs.get(i.job_uuid) if i.status == "done" else None) for i in items]

@@ -1,0 +1,60 @@
+"""Cluster specs chosen by settings: an unreachable scheduler, the fallback, Slurm/PBS job scripts, the task runner."""
+
+import socket
+import time
+
+import pytest
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from deployments.cluster import ClusterUnavailable, close_clusters, jobqueue_cluster, open_cluster
+from deployments.task_runners import task_runner
+from tasks.settings import Settings
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(workspace):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    started = time.perf_counter()
+    with pytest.raises(ClusterUnavailable, match=f"could not reach the Dask scheduler at {address} within 2 s.*dask scheduler"):
+        open_cluster(Settings(dask_cluster="address", dask_address=address, dask_connect_timeout_s=2))
+    assert time.perf_counter() - started < 30
+
+
+def test_the_fallback_to_a_local_cluster_happens_only_when_configured(workspace):
+    settings = Settings(dask_cluster="address", dask_address=f"tcp://127.0.0.1:{_closed_port()}", dask_connect_timeout_s=1,
+                        dask_fallback_local=True, dask_workers=1)  # fmt: skip
+    try:
+        dask = open_cluster(settings)
+        assert dask.kind == "local" and dask.client.submit(sum, [1, 2]).result() == 3
+        assert open_cluster(settings) is dask  # opened once per process
+    finally:
+        close_clusters()
+
+
+def test_an_address_setting_without_an_address_is_refused():
+    with pytest.raises(ValueError, match="EVOSKILL_DASK_ADDRESS"):
+        Settings(dask_cluster="address")
+
+
+@pytest.mark.parametrize("kind, directive", [("slurm", "#SBATCH -p gpu"), ("pbs", "#PBS -q gpu")])
+def test_hpc_job_scripts_carry_the_queue_and_the_worker_resources(kind, directive):
+    settings = Settings(dask_cluster=kind, dask_worker_resources={"GPU": 1}, dask_threads_per_worker=4,
+                        dask_jobqueue={"queue": "gpu", "memory": "16GiB", "walltime": "01:00:00"})  # fmt: skip
+    cluster = jobqueue_cluster(settings)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    assert directive in script and "--resources GPU=1" in script and "--nthreads 4" in script
+
+
+def test_debug_branches_use_threads_unless_a_cluster_is_configured():
+    assert isinstance(task_runner(Settings()), ThreadPoolTaskRunner)
+    assert not Settings(dask_cluster="local").uses_dask_runner()
+    assert Settings(dask_cluster="slurm").uses_dask_runner() and Settings(task_runner="dask").uses_dask_runner()
+    assert not Settings(dask_cluster="slurm", task_runner="threads").uses_dask_runner()
