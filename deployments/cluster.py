@@ -24,12 +24,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from dask.utils import parse_bytes
 from distributed import Client, LocalCluster
 from distributed.deploy import Cluster
-from distributed.system import MEMORY_LIMIT
 
-from deployments.resources import format_resources, worker_resources
+from deployments.resources import format_resources, worker_memory, worker_resources
 from tasks.settings import Settings
 
 __all__ = ["ClusterUnavailable", "DaskCluster", "open_cluster", "close_clusters", "jobqueue_cluster"]
@@ -73,8 +71,7 @@ def _worker_env() -> dict[str, str]:
 
 def _local(settings: Settings) -> DaskCluster:
     logging.getLogger("distributed").setLevel(logging.WARNING)  # worker joins and leaves are not news
-    memory = settings.dask_worker_memory
-    per_worker = MEMORY_LIMIT / settings.dask_workers if memory == "auto" else parse_bytes(memory)
+    per_worker = worker_memory(settings.dask_worker_memory, settings.dask_workers)
     cluster = LocalCluster(
         n_workers=settings.dask_workers, threads_per_worker=settings.dask_threads_per_worker, processes=True,
         memory_limit=per_worker, resources=worker_resources(settings, per_worker), dashboard_address=None,

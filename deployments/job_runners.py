@@ -13,7 +13,7 @@ has waits, with a status line, up to ``resource_wait_s``, then fails with the re
 
 >>> runner = job_runner(settings, "dask")                       # doctest: +SKIP
 >>> for outcome in runner.run(flow):                           # doctest: +SKIP
-...     job_store.update(outcome.document, key=["uuid", "index"])
+...     print(outcome.ok, outcome.document["output"] if outcome.ok else outcome.error)
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from jobflow import Flow, Job, JobStore
 from maggma.stores import MemoryStore
 from pydantic import BaseModel
 
+from deployments.resources import format_resources
 from tasks.settings import Settings
 
 __all__ = ["JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources"]
@@ -94,10 +95,6 @@ def missing_resources(workers: list[dict[str, Any]], wanted: dict[str, float]) -
     if not wanted or any(all(w.get("resources", {}).get(k, 0) >= v for k, v in wanted.items()) for w in workers):
         return {}
     return {k: v for k, v in wanted.items() if all(w.get("resources", {}).get(k, 0) < v for w in workers)} or dict(wanted)
-
-
-def _need(resources: dict[str, float]) -> str:
-    return ",".join(f"{k}={v:g}" for k, v in resources.items())
 
 
 def _in_order(flow: Flow | Job) -> Iterator[tuple[Job, list[str]]]:
@@ -167,7 +164,7 @@ class DaskJobRunner:
         for future in remaining:
             lacking = missing_resources(workers, job_resources(submitted[future]))
             if lacking:
-                unplaceable.setdefault(_need(lacking), []).append(future)
+                unplaceable.setdefault(format_resources(lacking, ","), []).append(future)
         for need, futures in unplaceable.items():
             started = since.setdefault(need, now)
             if now - started >= self.resource_wait_s:
@@ -185,7 +182,7 @@ class DaskJobRunner:
         if future.status == "finished":
             return future.result()
         if future.status == "cancelled":
-            need = _need(job_resources(job))
+            need = format_resources(job_resources(job), ",")
             error = f"no worker with {need} joined within {self.resource_wait_s:g} s; start one with `evoskill worker --resources {need}`"
         else:
             exc = future.exception()

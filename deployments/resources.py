@@ -15,9 +15,12 @@ import glob
 import os
 import re
 
+from dask.utils import parse_bytes
+from distributed.system import MEMORY_LIMIT
+
 from tasks.settings import Settings
 
-__all__ = ["ResourceError", "detect_gpus", "detected_resources", "worker_resources", "parse_resources", "format_resources"]
+__all__ = ["ResourceError", "detect_gpus", "detected_resources", "worker_memory", "worker_resources", "parse_resources", "format_resources"]
 
 
 class ResourceError(ValueError):
@@ -41,6 +44,11 @@ def detected_resources(memory_bytes: float | None = None) -> dict[str, float]:
         memory_bytes = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     found["MEMORY"] = float(memory_bytes)
     return found
+
+
+def worker_memory(limit: str, workers: int = 1) -> float:
+    """Bytes per worker: ``"auto"`` shares this machine's memory among ``workers``; else ``"8GiB"``-style text."""
+    return MEMORY_LIMIT / workers if limit == "auto" else float(parse_bytes(limit))
 
 
 def worker_resources(settings: Settings, memory_bytes: float | None = None) -> dict[str, float]:
@@ -68,6 +76,6 @@ def parse_resources(text: str) -> dict[str, float]:
     return found
 
 
-def format_resources(resources: dict[str, float]) -> str:
-    """The ``dask worker --resources`` form: ``"GPU=1 MEMORY=8000000000"``."""
-    return " ".join(f"{k}={v:g}" if v != int(v) else f"{k}={int(v)}" for k, v in resources.items())
+def format_resources(resources: dict[str, float], sep: str = " ") -> str:
+    """The ``dask worker --resources`` form: ``"GPU=1 MEMORY=8000000000"`` (``sep=","`` for ``evoskill worker``)."""
+    return sep.join(f"{k}={v:g}" if v != int(v) else f"{k}={int(v)}" for k, v in resources.items())

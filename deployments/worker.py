@@ -15,10 +15,7 @@ import socket
 import sys
 from urllib.parse import urlparse
 
-from dask.utils import parse_bytes
-from distributed.system import MEMORY_LIMIT
-
-from deployments.resources import format_resources, parse_resources, worker_resources
+from deployments.resources import format_resources, parse_resources, worker_memory, worker_resources
 from tasks.settings import Settings
 
 __all__ = ["SchedulerUnreachable", "worker_command", "check_scheduler"]
@@ -50,8 +47,7 @@ def worker_command(
     name: str | None = None,
 ) -> list[str]:
     """The ``dask worker`` command line for these options (resources detected when not given)."""
-    memory = memory_limit or settings.dask_worker_memory
-    memory_bytes = MEMORY_LIMIT if memory == "auto" else parse_bytes(memory)
+    memory_bytes = worker_memory(memory_limit or settings.dask_worker_memory)
     advertised = parse_resources(resources) if resources is not None else worker_resources(settings, memory_bytes)
     command = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler,
                "--nthreads", str(nthreads or settings.dask_threads_per_worker), "--memory-limit", str(int(memory_bytes))]  # fmt: skip

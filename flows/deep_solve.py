@@ -6,6 +6,7 @@ from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from deployments.task_runners import task_runner
 from tasks.code_agent import code_agent
 from tasks.debug import debug
 from tasks.llm import LLMClient
@@ -14,7 +15,7 @@ from tasks.output import output_processor
 from tasks.research import research
 from tasks.settings import SELF_REFLECTION_STRATEGIES, Settings
 
-__all__ = ["DeepSolveOutcome", "deep_solve", "debug_strategies"]
+__all__ = ["DeepSolveOutcome", "deep_solve", "run_deep_solve", "debug_strategies"]
 
 
 class DeepSolveOutcome(BaseModel):
@@ -63,3 +64,8 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
             llm.absorb(branch.llm_calls)
     answer = output_processor(request, first, branches)
     return DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)
+
+
+def run_deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
+    """``deep_solve`` on the task runner the settings choose: Dask when a cluster is configured, threads otherwise."""
+    return deep_solve.with_options(task_runner=task_runner(settings))(request, llm, settings)

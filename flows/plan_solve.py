@@ -12,8 +12,7 @@ import time
 from prefect import flow
 from pydantic import BaseModel, Field, JsonValue
 
-from deployments.task_runners import task_runner
-from flows.deep_solve import DeepSolveOutcome, deep_solve
+from flows.deep_solve import DeepSolveOutcome, run_deep_solve
 from tasks.answer_spec import read_answer_spec
 from tasks.context import TraceSummary, compress_trace
 from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError, make_client
@@ -84,7 +83,7 @@ def plan_solve(query: str, settings: Settings | None = None, llm: LLMClient | No
             context = _context(outcome.steps, full, settings.compress_context)
             request = SolveRequest(query=subtask.goal, spec=read_answer_spec(subtask.goal), run_name=f"step{len(outcome.steps) + 1}", context=context)
             report("plan-solve", "progress", f"step {len(outcome.steps) + 1}: {subtask.goal[:80]}")
-            solved = deep_solve.with_options(task_runner=task_runner(settings))(request, llm, settings)
+            solved = run_deep_solve(request, llm, settings)
             trace = solved.model_dump_json(exclude={"research": {"llm_calls"}})
             full.append(f"{subtask.goal}: {trace}")
             outcome.steps.append(PlanStep(subtask=subtask, summary=summarise_step(subtask.goal, solved, settings), full_trace_chars=len(trace)))

@@ -57,7 +57,7 @@ class BatchSummary(BaseModel):
 
 
 def _new_batch(store: SkillStore, skill: Skill, params: list[dict[str, Any]], executor: str) -> tuple[SkillBatch, list[BatchItem]]:
-    """Validate every parameter set (all problems at once), then store the batch and its pending items."""
+    """Validate every parameter set (all problems at once); the batch and its items are stored once their jobs are made."""
     bound, problems = [], []
     for index, one in enumerate(params):
         if not isinstance(one, dict):
@@ -72,8 +72,6 @@ def _new_batch(store: SkillStore, skill: Skill, params: list[dict[str, Any]], ex
         raise ParameterError(f"{len(problems)} of {len(params)} parameter sets are invalid; nothing ran — " + "; ".join(problems[:5]) + more)
     batch = SkillBatch(id=f"batch-{skill.name}-{uuid.uuid4().hex[:8]}", skill_id=skill.id, size=len(bound), executor=executor)
     items = [BatchItem(batch_id=batch.id, index=i, params=p) for i, p in enumerate(bound)]
-    store.put(batch, reindex=False)
-    store.put_many(items)
     return batch, items
 
 
@@ -112,7 +110,8 @@ def run_skill_batch(
         job.name = f"{skill.id}[{item.index}]"
         jobs.append(job)
         by_uuid[job.uuid] = item.model_copy(update={"job_uuid": job.uuid, "attempts": item.attempts + 1, "status": "pending"})
-    store.put_many(list(by_uuid.values()))
+    store.put_many(list(by_uuid.values()))  # before anything runs: an interrupted batch keeps every item
+    store.put(batch, reindex=False)  # after its items: a stored batch always has them
     report("run-skill", "start", f"{batch.id}: {len(jobs)} of {batch.size} items of {skill.id} on {chosen}")
     succeeded = 0
     if jobs:

@@ -17,8 +17,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
 
-from deployments.task_runners import task_runner
-from flows.deep_solve import DeepSolveOutcome, deep_solve
+from flows.deep_solve import DeepSolveOutcome, run_deep_solve
 from flows.learn_step import Learned, learn_from_solve, record_run, remember_failure
 from flows.session import Conversation, is_feedback
 from skills.store import SkillStore, open_store
@@ -126,7 +125,7 @@ def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: S
             t.answer = output_processor(request, t.simple, [])
             return "simple"
         report("solve", "progress", "simple solve failed; escalating to the deep solver")
-    outcome: DeepSolveOutcome = deep_solve.with_options(task_runner=task_runner(settings))(request, llm, settings)
+    outcome: DeepSolveOutcome = run_deep_solve(request, llm, settings)
     t.research, t.code_agent, t.debug, t.answer = outcome.research, outcome.code_agent, outcome.debug, outcome.answer
     return "deep"
 

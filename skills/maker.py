@@ -42,7 +42,7 @@ class SkillMaker(Maker):
     """Makes a Job running one skill; its ``config.manager_config["resources"]`` is ``{"GPU": 1}`` when the skill needs a GPU.
 
     The job runs the skill in the sandbox of the machine running it and needs only evoskill installed
-    there (no LLM, no store): ``run_locally``, Dask (``deployments.dask_jobs``) or any jobflow manager.
+    there (no LLM, no store): ``run_locally``, Dask (``deployments.job_runners``) or any jobflow manager.
     """
 
     name: str = "skill"
