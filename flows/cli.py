@@ -6,6 +6,7 @@
     evoskill learn TASK.json...
     evoskill memory search "TEXT"
     evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
+    evoskill discover --system Cu-Ni-Pt [--oracle emt|lj|chgnet] [--policy diversity,ucb] [--budget 50] [--episodes 5]
     evoskill llm serve|status|stop
 
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
@@ -27,6 +28,8 @@ from pydantic import ValidationError
 
 from flows.cli_bench import add_parser as add_bench_parser
 from flows.cli_bench import run_bench
+from flows.cli_discover import add_parser as add_discover_parser
+from flows.cli_discover import run_discover
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
 from flows.cli_tools import add_parser as add_tool_parser
@@ -55,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
     add_bench_parser(sub)
+    add_discover_parser(sub)
     add_tool_parser(sub)
     add_worker_parser(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
@@ -188,7 +192,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "tool": run_tool, "worker": run_worker}[args.command]
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker}[args.command]
     try:
         return handler(args)
     except ValidationError as exc:

@@ -17,7 +17,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["add_parser", "run_bench"]
+__all__ = ["add_parser", "run_bench", "ProgressBar"]
 
 
 def add_parser(sub: Any) -> None:
@@ -43,28 +43,31 @@ def add_parser(sub: Any) -> None:
     bench.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
 
-class _Bar:
-    """A progress bar on stderr fed by the benchmark's progress events ("done/total ...")."""
+class ProgressBar:
+    """A progress bar on stderr fed by one stage's progress events: "done/total text", or one step per event."""
 
-    def __init__(self) -> None:
+    def __init__(self, stage: str = "benchmark", total: int | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        self.stage = stage
         self.progress = Progress(
-            TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+            TextColumn(stage), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
             console=Console(stderr=True), transient=False,
         )  # fmt: skip
-        self.bar = self.progress.add_task("", total=None)
+        self.bar = self.progress.add_task("", total=total)
 
     def __call__(self, stage: str, status: str, detail: str) -> None:
-        if stage != "benchmark":
+        if stage != self.stage:
             return
         found = re.match(r"(\d+)/(\d+) (.*)", detail)
-        if found is None:
+        if found is not None:
+            done, total, text = int(found.group(1)), int(found.group(2)), found.group(3)
+            self.progress.update(self.bar, completed=done, total=total, description=text[:70])
+        elif status == "progress":
+            self.progress.update(self.bar, advance=1, description=detail[:70])
+        else:
             self.progress.console.print(f"✗ {detail}" if status == "failed" else detail)
-            return
-        done, total, text = int(found.group(1)), int(found.group(2)), found.group(3)
-        self.progress.update(self.bar, completed=done, total=total, description=text[:70])
 
 
 def _systems(text: str) -> list[str]:
@@ -88,7 +91,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from tasks.stage import add_listener, remove_listener
 
     settings = get_settings(llm_backend=args.backend, llm_model=args.model)
-    bar = _Bar()
+    bar = ProgressBar()
     add_listener(bar)
     try:
         with prefect_runtime(settings) as where, bar.progress:

@@ -22,6 +22,9 @@ from skills.retrieval import split_name
 
 __all__ = [
     "content_hash",
+    "DiscoveryCampaign",
+    "DiscoveryEpisode",
+    "OracleRecord",
     "slug",
     "SkillResources",
     "TestCase",
@@ -397,3 +400,37 @@ class BatchItem(_Document):
     @property
     def id(self) -> str:
         return self.make_id(self.batch_id, self.index)
+
+
+class DiscoveryCampaign(_Document):
+    """A discovery campaign: its configuration and, once finished, its metrics per policy and its report folder."""
+
+    id: str
+    config: dict[str, JsonValue] = Field(default_factory=dict)
+    status: Literal["running", "done"] = "running"
+    metrics: list[dict[str, JsonValue]] = Field(default_factory=list)
+    report_dir: str | None = None
+    created: datetime = Field(default_factory=_now)
+    finished: datetime | None = None
+
+
+class DiscoveryEpisode(_Document):
+    """One finished episode of a campaign (an ``EpisodeResult`` dump): stored as it ends, so a rerun resumes."""
+
+    campaign_id: str
+    policy: str
+    episode: int = Field(ge=0)
+    result: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return f"{self.campaign_id}:{self.policy}:{self.episode}"
+
+
+class OracleRecord(_Document):
+    """A cached oracle result, keyed by the structure's hash and the oracle's settings."""
+
+    id: str
+    oracle: str
+    result: dict[str, JsonValue] = Field(default_factory=dict)

@@ -35,9 +35,12 @@ from skills.documents import (
     BatchItem,
     BenchmarkRecord,
     BenchmarkRun,
+    DiscoveryCampaign,
+    DiscoveryEpisode,
     Experience,
     ExtractedCode,
     MemoryUnit,
+    OracleRecord,
     PackageGraph,
     PackageModule,
     Preference,
@@ -71,6 +74,9 @@ COLLECTIONS: dict[str, type[BaseModel]] = {
     "extracted_code": ExtractedCode,
     "skill_batches": SkillBatch,
     "batch_items": BatchItem,
+    "discovery_campaigns": DiscoveryCampaign,
+    "discovery_episodes": DiscoveryEpisode,
+    "oracle_results": OracleRecord,
 }
 _COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
 _INDEXED = {
@@ -84,6 +90,8 @@ _INDEXED = {
     "extracted_code": ["id", "source"],
     "skill_batches": ["id"],
     "batch_items": ["id", "batch_id"],
+    "discovery_episodes": ["id", "campaign_id"],
+    "oracle_results": ["id"],
 }
 
 

@@ -30,3 +30,12 @@ def test_nightly_benchmark_is_scheduled_with_parameters_the_flow_accepts(monkeyp
     assert params["reps"] == 3 and params["levels"] == [0, 1]
     for folder in params["suite"]:
         assert (ROOT / folder).is_dir()
+
+
+def test_discovery_campaign_parameters_are_accepted_by_the_flow(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    (campaign,) = [d for d in spec["deployments"] if d["name"] == "discovery-campaign"]
+    flow = load_flow_from_entrypoint(campaign["entrypoint"])
+    params = flow.validate_parameters(campaign["parameters"])
+    assert params["oracle"] == "emt" and params["budget"] == 50 and "ucb" in params["policies"]

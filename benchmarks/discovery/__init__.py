@@ -1,0 +1,1 @@
+"""Closed-loop materials discovery: environments, oracles, policies and metrics (MADE-style)."""

@@ -1,0 +1,97 @@
+"""Evaluating many structures with an oracle: cached by structure hash, in parallel where asked.
+
+An ``Evaluator`` maps an oracle over structures serially, on a local process pool (``workers`` > 1),
+or on the configured Dask cluster (``dask=True``); results already in the cache are not recomputed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pymatgen.core import Structure
+
+from benchmarks.discovery.matching import structure_hash
+from benchmarks.discovery.oracles import Oracle, OracleResult
+from skills.documents import OracleRecord
+
+if TYPE_CHECKING:
+    from skills.store import SkillStore
+
+__all__ = ["OracleCache", "Evaluator", "evaluate_one"]
+
+
+def evaluate_one(oracle: Oracle, structure: dict[str, Any]) -> OracleResult:
+    """Worker entry point: structures travel as dicts."""
+    return oracle.evaluate(Structure.from_dict(structure))
+
+
+class OracleCache:
+    """Oracle results by structure hash, in memory and (optionally) in a maggma store shared by campaigns."""
+
+    def __init__(self, store: SkillStore | None = None):
+        self._memory: dict[str, OracleResult] = {}
+        self._store = store
+
+    def key(self, oracle: Oracle, structure: Structure) -> str:
+        return structure_hash(structure, salt=f"{oracle.name}:{oracle.fmax}:{oracle.max_steps}")
+
+    def get(self, key: str) -> OracleResult | None:
+        if key in self._memory:
+            return self._memory[key]
+        if self._store is not None:
+            record = self._store.get(OracleRecord, key)
+            if record is not None:
+                self._memory[key] = OracleResult.model_validate(record.result)
+                return self._memory[key]
+        return None
+
+    def put(self, key: str, oracle: Oracle, result: OracleResult) -> None:
+        self._memory[key] = result
+        if self._store is not None:
+            self._store.put(OracleRecord(id=key, oracle=oracle.name, result=result.model_dump(mode="json")), reindex=False)
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+
+@dataclass
+class Evaluator:
+    """Runs an oracle over structures: serially, on ``workers`` local processes, or on Dask (``client``)."""
+
+    workers: int = 1
+    client: Any = None
+    cache: OracleCache = field(default_factory=OracleCache)
+    hits: int = 0
+    evaluated: int = 0
+    _pool: ProcessPoolExecutor | None = field(default=None, repr=False)
+
+    def evaluate(self, oracle: Oracle, structures: list[Structure]) -> list[tuple[OracleResult, bool]]:
+        """``(result, from_cache)`` for each structure, in order."""
+        keys = [self.cache.key(oracle, s) for s in structures]
+        found = {k: r for k in set(keys) if (r := self.cache.get(k)) is not None}
+        todo = {k: s for k, s in zip(keys, structures, strict=True) if k not in found}
+        fresh = dict(zip(todo, self._map(oracle, list(todo.values())), strict=True))
+        for key, result in fresh.items():
+            self.cache.put(key, oracle, result)
+        self.hits += len(structures) - len(todo)
+        self.evaluated += len(todo)
+        return [(found.get(k) or fresh[k], k in found) for k in keys]
+
+    def _map(self, oracle: Oracle, structures: list[Structure]) -> list[OracleResult]:
+        payload = [s.as_dict() for s in structures]
+        if self.client is not None and len(payload) > 1:
+            return self.client.gather(self.client.map(evaluate_one, [oracle] * len(payload), payload, pure=False))
+        if self.workers > 1 and len(payload) > 1:
+            if self._pool is None:
+                # spawn: the parent may run Prefect's threads, which fork would copy mid-lock
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            return list(self._pool.map(evaluate_one, [oracle] * len(payload), payload))
+        return [evaluate_one(oracle, p) for p in payload]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,166 @@
+"""Policies: a pipeline planner → generator → filters → selector, or the LLM orchestrator.
+
+Named policies (``make_policy``):
+
+| name | planner | generator | selector |
+|---|---|---|---|
+| random | random | random | random |
+| diversity | diversity | random | random |
+| ucb | ucb | random | random |
+| substitution | random | prototype | random |
+| surrogate | diversity | random | surrogate |
+| llm | llm | prototype | llm |
+| orchestrator | the ReAct LLM orchestrator (``orchestrator.py``) | | |
+
+Any ``planner:generator:selector`` triple also works, e.g. ``ucb:prototype:surrogate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from pymatgen.core import Structure
+
+from benchmarks.discovery.filters import Filter, default_filters
+from benchmarks.discovery.generators import GENERATORS, Generator
+from benchmarks.discovery.matching import StructureSet
+from benchmarks.discovery.planners import PLANNERS, Planner, RandomPlanner
+from benchmarks.discovery.selectors import SELECTORS, RandomSelector, Selector
+from tasks.llm import LLMError
+
+if TYPE_CHECKING:
+    from benchmarks.discovery.environment import DiscoveryEnvironment
+    from tasks.llm import LLMClient
+
+__all__ = ["Policy", "PipelinePolicy", "NothingValid", "make_policy", "PRESETS", "seen_structures"]
+
+PRESETS = {
+    "random": ("random", "random", "random"),
+    "diversity": ("diversity", "random", "random"),
+    "ucb": ("ucb", "random", "random"),
+    "substitution": ("random", "prototype", "random"),
+    "surrogate": ("diversity", "random", "surrogate"),
+    "llm": ("llm", "prototype", "llm"),
+}
+
+
+class NothingValid(RuntimeError):
+    """The generator produced no candidate that passed the filters."""
+
+
+class Policy(Protocol):
+    name: str
+    notes: list[str]
+
+    def propose(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> Structure: ...
+
+
+def seen_structures(env: DiscoveryEnvironment) -> StructureSet:
+    """H0, every structure proposed (as proposed and as relaxed) so far, and those waiting in the batch."""
+    seen = StructureSet(env.known_structures + env.pending)
+    for record, proposed in zip(env.records, env.proposed, strict=True):
+        seen.add(proposed)
+        if record.relaxed:
+            seen.add(Structure.from_dict(record.relaxed))
+    return seen
+
+
+def _known_for_generation(env: DiscoveryEnvironment) -> list[Structure]:
+    found = [Structure.from_dict(r.relaxed) for r in env.records if r.ok and r.stable and r.relaxed]
+    return env.known_structures + found
+
+
+@dataclass
+class PipelinePolicy:
+    """planner → generator → filters → selector. LLM stages that fail fall back to random ones (noted)."""
+
+    planner: Planner
+    generator: Generator
+    selector: Selector
+    filters: list[Filter] = field(default_factory=default_filters)
+    pool_size: int = 4
+    max_tries: int = 30
+    name: str = "pipeline"
+    notes: list[str] = field(default_factory=list)
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    def propose(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> Structure:
+        target = self._plan(env, rng)
+        pool = self.candidates(env, target, rng)
+        pick = self._select(pool, env, rng)
+        chosen = pool[pick]
+        chosen.properties["origin"] = chosen.properties.get("origin") or f"{self.generator.name} for {_formula(target)}"
+        return chosen
+
+    def candidates(self, env: DiscoveryEnvironment, target: dict[str, int], rng: np.random.Generator) -> list[Structure]:
+        """Up to ``pool_size`` filtered candidates; ``NothingValid`` after ``max_tries`` generator calls give none."""
+        seen = seen_structures(env)
+        pool: list[Structure] = []
+        known = _known_for_generation(env)
+        for _ in range(self.max_tries):
+            fresh = self.generator.generate(target, env.system, known, rng)
+            for structure in fresh:
+                failed = next((f for f in self.filters if f.reject(structure, seen)), None)
+                if failed is not None:
+                    self.rejected[failed.name] = self.rejected.get(failed.name, 0) + 1
+                    continue
+                pool.append(structure)
+                seen.add(structure)
+                if len(pool) == self.pool_size:
+                    return pool
+            if pool or not fresh:
+                break
+        if not pool:
+            why = ", ".join(f"{k} rejected {v}" for k, v in sorted(self.rejected.items())) or "the generator returned nothing"
+            raise NothingValid(f"no valid candidate for {_formula(target)} after {self.max_tries} tries ({why})")
+        return pool
+
+    def _plan(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> dict[str, int]:
+        try:
+            return self.planner.plan(env, rng)
+        except (LLMError, ValueError) as exc:
+            self.notes.append(f"query {len(env.records) + 1}: planner fell back to random ({exc})")
+            return RandomPlanner().plan(env, rng)
+
+    def _select(self, pool: list[Structure], env: DiscoveryEnvironment, rng: np.random.Generator) -> int:
+        if len(pool) == 1:
+            return 0
+        try:
+            return self.selector.select(pool, env, rng)
+        except (LLMError, ValueError) as exc:
+            self.notes.append(f"query {len(env.records) + 1}: selector fell back to random ({exc})")
+            return RandomSelector().select(pool, env, rng)
+
+
+def _formula(counts: dict[str, int]) -> str:
+    return "".join(f"{el}{n if n > 1 else ''}" for el, n in sorted(counts.items()))
+
+
+def _stage(table: dict[str, Any], kind: str, name: str, llm: LLMClient | None) -> Any:
+    if name not in table:
+        raise ValueError(f"unknown {kind} {name!r}: use one of {', '.join(table)}")
+    if name == "llm":
+        if llm is None:
+            raise ValueError(f"the llm {kind} needs an LLM client")
+        return table[name](llm=llm)
+    return table[name]()
+
+
+def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
+    """A policy by preset name or ``planner:generator:selector``."""
+    if spec == "orchestrator":
+        from benchmarks.discovery.orchestrator import OrchestratorPolicy
+
+        if llm is None:
+            raise ValueError("the orchestrator policy needs an LLM client")
+        return OrchestratorPolicy(llm=llm)
+    parts = PRESETS.get(spec) or tuple(spec.split(":"))
+    if len(parts) != 3:
+        raise ValueError(f"unknown policy {spec!r}: use {', '.join([*PRESETS, 'orchestrator'])} or planner:generator:selector")
+    planner, generator, selector = parts
+    return PipelinePolicy(
+        planner=_stage(PLANNERS, "planner", planner, llm), generator=_stage(GENERATORS, "generator", generator, llm),
+        selector=_stage(SELECTORS, "selector", selector, llm), name=spec,
+    )  # fmt: skip

@@ -1,0 +1,135 @@
+"""Closed-loop discovery campaigns as a Prefect flow: policies × episodes against the random baseline.
+
+Each episode is a Prefect task (on the Dask cluster when one is configured, so episodes run in
+parallel processes) and is stored as soon as it ends: running the same campaign again resumes it
+and reruns nothing that finished. The report folder gets ``acquisition.png`` (D(t), mean ± s.e.m.),
+``phase_diagram.png`` (before/after, first episode of the first non-baseline policy),
+``metrics.md``, and ``campaign.json``.
+
+>>> summary = discover("Cu-Ni-Pt", oracle="emt", policies=["diversity"], budget=10, episodes=2)  # doctest: +SKIP
+>>> summary.metrics[1].af                                                                         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+from pydantic import BaseModel, Field
+
+from benchmarks.discovery.campaign import CampaignSpec, PolicyMetrics, markdown_table, summarise
+from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec, run_episode
+from benchmarks.discovery.evaluation import Evaluator, OracleCache
+from benchmarks.discovery.oracles import make_oracle
+from benchmarks.discovery.system import ChemicalSystem
+from deployments.task_runners import task_runner
+from skills.documents import DiscoveryCampaign, DiscoveryEpisode
+from skills.store import open_store
+from tasks.settings import Settings, get_settings
+from tasks.stage import report
+
+__all__ = ["CampaignSummary", "discover", "run_discovery_episode"]
+
+
+class CampaignSummary(BaseModel):
+    campaign_id: str
+    system: str
+    oracle: str
+    budget: int
+    episodes: int
+    resumed: int = Field(description="Episodes taken from the store instead of being run again.")
+    metrics: list[PolicyMetrics]
+    oracle_evaluations: int
+    cache_hits: int
+    oracle_wall_s: float = Field(description="Sum of the episodes' wall times (compare with wall_s for parallelism).")
+    report_dir: str
+    wall_s: float
+
+
+@task(task_run_name="episode {spec.policy} #{episode}", retries=1, retry_delay_seconds=1)
+def run_discovery_episode(spec: EpisodeSpec, episode: int, campaign_id: str, settings: Settings) -> EpisodeResult:
+    """One episode, with the oracle cache shared through the store (the LLM is made here for LLM policies)."""
+    store = open_store(settings)
+    llm = None
+    if spec.policy in ("llm", "orchestrator") or "llm" in spec.policy.split(":"):
+        from tasks.llm import make_client
+
+        llm = make_client(settings)
+    evaluator = Evaluator(cache=OracleCache(store))
+
+    def progress(record) -> None:  # noqa: ANN001 - QueryRecord
+        mark = "★" if record.sun else ("✗" if not record.ok else "·")
+        report("discover", "progress", f"{spec.policy} #{episode} query {record.t}/{spec.budget} {mark} {record.formula}")
+
+    result = run_episode(spec, evaluator, llm, progress)
+    store.put(DiscoveryEpisode(campaign_id=campaign_id, policy=spec.policy, episode=episode, result=result.model_dump(mode="json")))
+    return result
+
+
+@flow(name="discover", log_prints=True)
+def discover(
+    system: str,
+    oracle: str = "emt",
+    policies: list[str] | None = None,
+    budget: int = 50,
+    episodes: int = 5,
+    seed: int = 0,
+    epsilon: float = 0.1,
+    max_atoms: int = 8,
+    batch_size: int = 1,
+    out: str | None = None,
+    fresh: bool = False,
+) -> CampaignSummary:
+    """Run a campaign; ``policies`` are compared with the random baseline, which always runs."""
+    started = time.perf_counter()
+    settings = get_settings()
+    spec = CampaignSpec(
+        system=ChemicalSystem.parse(system, max_atoms=max_atoms), oracle=oracle, policies=policies or ["diversity"],
+        budget=budget, episodes=episodes, seed=seed, epsilon=epsilon, batch_size=batch_size,
+    )  # fmt: skip
+    make_oracle(oracle).check(spec.system.elements)
+    campaign_id = spec.campaign_id()
+    store = open_store(settings)
+    if fresh:
+        store.delete(DiscoveryEpisode, {"campaign_id": campaign_id})
+    store.put(DiscoveryCampaign(id=campaign_id, config=spec.model_dump(mode="json")))
+    done = {(e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})}
+    todo = [(s, i % episodes) for i, s in enumerate(spec.episode_specs()) if (s.policy, i % episodes) not in done]
+    report("discover", "start", f"{campaign_id}: {len(todo)} episodes to run, {len(done)} stored")
+    with task_runner(settings) as runner:
+        futures = [runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings}) for s, i in todo]
+        fresh_results = [f.result() for f in futures]
+    order = spec.all_policies
+    results = sorted([*done.values(), *fresh_results], key=lambda r: (order.index(r.spec.policy), r.spec.seed))
+    metrics = summarise(results)
+    report_dir = Path(out) if out else settings.workspace.resolve() / "discovery" / campaign_id
+    _write_report(report_dir, spec, metrics, results)
+    summary = CampaignSummary(
+        campaign_id=campaign_id, system=spec.system.name, oracle=oracle, budget=budget, episodes=episodes, resumed=len(done),
+        metrics=metrics, oracle_evaluations=sum(r.oracle_evaluations for r in fresh_results),
+        cache_hits=sum(r.cache_hits for r in fresh_results), oracle_wall_s=sum(r.wall_s for r in fresh_results),
+        report_dir=str(report_dir), wall_s=time.perf_counter() - started,
+    )  # fmt: skip
+    (report_dir / "campaign.json").write_text(summary.model_dump_json(indent=1))
+    store.put(DiscoveryCampaign(
+        id=campaign_id, config=spec.model_dump(mode="json"), status="done", metrics=[m.model_dump(mode="json") for m in metrics],
+        report_dir=str(report_dir), finished=datetime.now(timezone.utc),
+    ))  # fmt: skip
+    create_markdown_artifact(markdown=f"# Discovery {campaign_id}\n\n{markdown_table(metrics)}", key="discovery-campaign")
+    report("discover", "done", f"{campaign_id}: report in {report_dir}")
+    return summary
+
+
+def _write_report(folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics], results: list[EpisodeResult]) -> None:
+    from benchmarks.discovery.plots import plot_acquisition, plot_phase_diagrams
+
+    folder.mkdir(parents=True, exist_ok=True)
+    title = f"{spec.system.name}, {spec.oracle}, B={spec.budget}, {spec.episodes} episodes"
+    plot_acquisition(metrics, title, folder / "acquisition.png")
+    shown = next((r for r in results if r.spec.policy != "random"), results[0])
+    plot_phase_diagrams(shown, folder / "phase_diagram.png")
+    notes = [f"- {r.spec.policy} (seed {r.spec.seed}): {n}" for r in results for n in [*r.notes[:3], *([r.stopped] if r.stopped else [])]]
+    (folder / "metrics.md").write_text(f"# {title}\n\n{markdown_table(metrics)}\n" + ("\n## Notes\n" + "\n".join(notes) + "\n" if notes else ""))

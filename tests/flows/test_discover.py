@@ -1,0 +1,49 @@
+"""The discovery campaign flow and ``evoskill discover``: real Prefect flow, real EMT, stored and resumed."""
+
+import json
+
+from flows.cli import main
+from flows.discover import discover
+from skills.documents import DiscoveryCampaign, DiscoveryEpisode
+from skills.store import open_store
+from tasks.settings import get_settings
+
+
+def test_campaign_runs_stores_reports_and_resumes(workspace):
+    out = workspace / "report"
+    summary = discover("Cu-Ni-Pt", oracle="emt", policies=["diversity", "substitution"], budget=4, episodes=2, max_atoms=3, out=str(out))
+    assert [m.policy for m in summary.metrics] == ["random", "diversity", "substitution"]
+    assert summary.resumed == 0 and summary.oracle_evaluations > 0
+    assert all(m.episodes == 2 and len(m.mean_curve) == 5 for m in summary.metrics)
+    baseline = summary.metrics[0]
+    assert baseline.af == 1.0 or baseline.af is None  # the baseline against itself
+    for name in ("acquisition.png", "phase_diagram.png", "metrics.md", "campaign.json"):
+        assert (out / name).stat().st_size > 0
+    assert "| diversity |" in (out / "metrics.md").read_text()
+    store = open_store(get_settings())
+    assert store.count("discovery_episodes", {"campaign_id": summary.campaign_id}) == 6
+    assert store.get(DiscoveryCampaign, summary.campaign_id).status == "done"
+    assert 0 < store.count("oracle_results") <= summary.oracle_evaluations  # parallel episodes may both relax a shared reference
+
+    again = discover("Cu-Ni-Pt", oracle="emt", policies=["diversity", "substitution"], budget=4, episodes=2, max_atoms=3, out=str(out))
+    assert again.resumed == 6 and again.oracle_evaluations == 0
+    assert [m.model_dump() for m in again.metrics] == [m.model_dump() for m in summary.metrics]
+    assert len(store.all(DiscoveryEpisode, {"campaign_id": summary.campaign_id})) == 6
+
+
+def test_cli_refuses_bad_input_and_explains(capsys, workspace):
+    assert main(["discover", "--system", "Cu-Fe-Ni", "--oracle", "emt"]) == 2
+    assert "does not know Fe" in capsys.readouterr().err
+    assert main(["discover", "--system", "Cu-Ni", "--max-atoms", "1"]) == 2
+    assert "max_atoms" in capsys.readouterr().err
+    assert main(["discover", "--system", "Cu-Ni", "--policy", "greedy"]) == 2
+    assert "unknown policy 'greedy'" in capsys.readouterr().err
+    assert main(["discover", "--system", "Cu-Ni", "--budget", "0"]) == 2
+
+
+def test_cli_runs_a_small_campaign_as_json(capsys, workspace):
+    code = main(["discover", "--system", "Ag-Au", "--policy", "ucb", "--budget", "3", "--episodes", "1", "--max-atoms", "2", "--json"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [m["policy"] for m in summary["metrics"]] == ["random", "ucb"]
+    assert summary["budget"] == 3
