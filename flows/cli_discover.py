@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
     discover.add_argument("--seed", type=int, default=0, help="episode i uses seed+i (default: 0)")
     discover.add_argument("--epsilon", type=float, default=0.1, help="stability threshold, eV/atom above hull (default: 0.1)")
     discover.add_argument("--max-atoms", type=int, default=8, help="most atoms per proposed cell (default: 8)")
-    discover.add_argument("--batch-size", type=int, default=1, help="proposals evaluated together per step (default: 1)")
+    discover.add_argument("--batch-size", type=int, default=1, help="proposals per step, relaxed in parallel (local processes, or the Dask cluster when episodes run there; default: 1)")
     discover.add_argument("--out", metavar="DIR", help="report folder (default: <workspace>/discovery/<campaign id>)")
     discover.add_argument("--fresh", action="store_true", help="rerun episodes already stored for this campaign")
     discover.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
@@ -49,7 +49,7 @@ def run_discover(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from benchmarks.discovery.oracles import OracleError, UnsupportedElements, make_oracle
-    from benchmarks.discovery.policy import make_policy
+    from benchmarks.discovery.policy import policy_stages
     from benchmarks.discovery.system import ChemicalSystem
 
     policies = [p.strip() for p in args.policy.split(",") if p.strip()]
@@ -59,8 +59,7 @@ def run_discover(args: argparse.Namespace) -> int:
         system = ChemicalSystem.parse(args.system, max_atoms=args.max_atoms)
         make_oracle(args.oracle).check(system.elements)
         for policy in policies:
-            needs_llm = policy in ("llm", "orchestrator") or "llm" in policy.split(":")
-            make_policy(policy, llm=object() if needs_llm else None)  # names checked here; the client is made per episode
+            policy_stages(policy)  # names checked here; an LLM client is made per episode that needs one
     except (ValidationError, ValueError, OracleError, UnsupportedElements) as exc:
         print(f"evoskill discover: {_first_line(exc)}", file=sys.stderr)
         return 2

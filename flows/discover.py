@@ -22,8 +22,9 @@ from pydantic import BaseModel, Field
 
 from benchmarks.discovery.campaign import CampaignSpec, PolicyMetrics, markdown_table, summarise
 from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec, run_episode
-from benchmarks.discovery.evaluation import Evaluator, OracleCache
+from benchmarks.discovery.evaluation import OracleCache, episode_evaluator
 from benchmarks.discovery.oracles import make_oracle
+from benchmarks.discovery.policy import needs_llm
 from benchmarks.discovery.system import ChemicalSystem
 from deployments.task_runners import task_runner
 from skills.documents import DiscoveryCampaign, DiscoveryEpisode
@@ -54,17 +55,16 @@ def run_discovery_episode(spec: EpisodeSpec, episode: int, campaign_id: str, set
     """One episode, with the oracle cache shared through the store (the LLM is made here for LLM policies)."""
     store = open_store(settings)
     llm = None
-    if spec.policy in ("llm", "orchestrator") or "llm" in spec.policy.split(":"):
+    if needs_llm(spec.policy):
         from tasks.llm import make_client
 
         llm = make_client(settings)
-    evaluator = Evaluator(cache=OracleCache(store))
-
     def progress(record) -> None:  # noqa: ANN001 - QueryRecord
         mark = "★" if record.sun else ("✗" if not record.ok else "·")
         report("discover", "progress", f"{spec.policy} #{episode} query {record.t}/{spec.budget} {mark} {record.formula}")
 
-    result = run_episode(spec, evaluator, llm, progress)
+    with episode_evaluator(OracleCache(store), spec.batch_size, settings.uses_dask_runner()) as evaluator:
+        result = run_episode(spec, evaluator, llm, progress)
     store.put(DiscoveryEpisode(campaign_id=campaign_id, policy=spec.policy, episode=episode, result=result.model_dump(mode="json")))
     return result
 
@@ -97,7 +97,7 @@ def discover(
         store.delete(DiscoveryEpisode, {"campaign_id": campaign_id})
     store.put(DiscoveryCampaign(id=campaign_id, config=spec.model_dump(mode="json")))
     done = {(e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})}
-    todo = [(s, i % episodes) for i, s in enumerate(spec.episode_specs()) if (s.policy, i % episodes) not in done]
+    todo = [(s, i) for i, s in spec.episode_specs() if (s.policy, i) not in done]
     report("discover", "start", f"{campaign_id}: {len(todo)} episodes to run, {len(done)} stored")
     with task_runner(settings) as runner:
         futures = [runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings}) for s, i in todo]

@@ -227,19 +227,24 @@ class MemoryUnit(_Document):
         return f"{self.condition} {self.subtask}"
 
 
-class BenchmarkRun(_Document):
-    """One benchmark: its configuration, and whether it finished (an unfinished one is resumed)."""
+class _ResumableRun(_Document):
+    """A long run identified by its configuration: stored when it starts, marked done when it finishes."""
 
     id: str
-    config_hash: str = Field(description="Identity of suite, systems, repetitions, levels and model.")
     config: dict[str, JsonValue] = Field(default_factory=dict)
     status: Literal["running", "done"] = "running"
-    total: int = 0
-    problems: list[str] = Field(default_factory=list, description="Task files that did not load.")
-    answers_hidden: bool = False
     report_dir: str | None = None
     created: datetime = Field(default_factory=_now)
     finished: datetime | None = None
+
+
+class BenchmarkRun(_ResumableRun):
+    """One benchmark: its configuration, and whether it finished (an unfinished one is resumed)."""
+
+    config_hash: str = Field(description="Identity of suite, systems, repetitions, levels and model.")
+    total: int = 0
+    problems: list[str] = Field(default_factory=list, description="Task files that did not load.")
+    answers_hidden: bool = False
 
 
 class BenchmarkRecord(_Document):
@@ -402,16 +407,10 @@ class BatchItem(_Document):
         return self.make_id(self.batch_id, self.index)
 
 
-class DiscoveryCampaign(_Document):
+class DiscoveryCampaign(_ResumableRun):
     """A discovery campaign: its configuration and, once finished, its metrics per policy and its report folder."""
 
-    id: str
-    config: dict[str, JsonValue] = Field(default_factory=dict)
-    status: Literal["running", "done"] = "running"
     metrics: list[dict[str, JsonValue]] = Field(default_factory=list)
-    report_dir: str | None = None
-    created: datetime = Field(default_factory=_now)
-    finished: datetime | None = None
 
 
 class DiscoveryEpisode(_Document):

@@ -37,11 +37,11 @@ class CampaignSpec(BaseModel):
         """The policies with the random baseline first (always run: every metric compares with it)."""
         return [BASELINE] + [p for p in self.policies if p != BASELINE]
 
-    def episode_specs(self) -> list[EpisodeSpec]:
-        """Episode i of every policy uses seed + i."""
+    def episode_specs(self) -> list[tuple[int, EpisodeSpec]]:
+        """``(i, spec)`` for episode i of every policy; episode i uses seed + i."""
         return [
-            EpisodeSpec(system=self.system, oracle=self.oracle, policy=p, budget=self.budget, seed=self.seed + i,
-                        epsilon=self.epsilon, batch_size=self.batch_size)
+            (i, EpisodeSpec(system=self.system, oracle=self.oracle, policy=p, budget=self.budget, seed=self.seed + i,
+                            epsilon=self.epsilon, batch_size=self.batch_size))
             for p in self.all_policies for i in range(self.episodes)
         ]  # fmt: skip
 

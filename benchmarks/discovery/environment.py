@@ -24,9 +24,9 @@ from pymatgen.io.ase import AseAtomsAdaptor
 
 from benchmarks.discovery.evaluation import Evaluator
 from benchmarks.discovery.hull import HullEntry, energies_above_hull, formation_energy_per_atom
-from benchmarks.discovery.matching import StructureSet, same_structure
+from benchmarks.discovery.matching import StructureSet
 from benchmarks.discovery.oracles import Oracle
-from benchmarks.discovery.system import ChemicalSystem, Counts
+from benchmarks.discovery.system import ChemicalSystem, Counts, cell_counts
 
 __all__ = ["QueryRecord", "DiscoveryEnvironment", "BudgetSpent", "elemental_structures"]
 
@@ -95,9 +95,10 @@ class DiscoveryEnvironment:
         self._known_input = list(known or [])
         self.records: list[QueryRecord] = []
         self.curve: list[int] = [0]
-        self._proposals: list[Structure | None] = []
-        self.proposed: list[Structure] = []
         self.pending: list[Structure] = []  # proposed for the next query batch, not yet evaluated
+        self._relaxed: list[Structure | None] = []  # per query, None when it failed
+        self._relaxed_set = StructureSet()
+        self._e_above_hull: list[float | None] = []  # per query, against the hull as it stands now
 
     @cached_property
     def _h0(self) -> tuple[dict[str, float], list[HullEntry], list[Structure]]:
@@ -111,7 +112,7 @@ class DiscoveryEnvironment:
         for structure, (result, _) in zip(cells + self._known_input, results, strict=True):
             if not result.ok:
                 continue
-            counts = {el.symbol: int(n) for el, n in structure.composition.items()}
+            counts = cell_counts(structure)
             entries.append(HullEntry(counts=counts, energy_per_atom=result.energy_per_atom))
             structures.append(result.structure())
             if len(counts) == 1:
@@ -136,6 +137,19 @@ class DiscoveryEnvironment:
         """H0: relaxed elemental cells and the given known structures."""
         return list(self._h0[2])
 
+    @cached_property
+    def _known_set(self) -> StructureSet:
+        return StructureSet(self.known_structures)
+
+    @cached_property
+    def seen(self) -> StructureSet:
+        """H0 and every structure queried so far, as proposed and as relaxed (the policies' uniqueness filter reads it)."""
+        return self._known_set.copy()
+
+    def stable_structures(self) -> list[Structure]:
+        """The relaxed structures of queries that are stable against the current hull."""
+        return [s for r, s in zip(self.records, self._relaxed, strict=True) if s is not None and r.stable]
+
     @property
     def remaining(self) -> int:
         return self.budget - len(self.records)
@@ -145,10 +159,9 @@ class DiscoveryEnvironment:
         if len(structures) > self.remaining:
             raise BudgetSpent(f"{len(structures)} queries asked, {self.remaining} left of {self.budget}")
         origins = origins or [s.properties.get("origin") for s in structures]
-        references, known_entries, known_structures = self._h0
-        novel_ref = StructureSet(known_structures)
+        references, known_entries, _ = self._h0
         for structure, (result, cached), origin in zip(structures, self.evaluator.evaluate(self.oracle, structures), origins, strict=True):
-            counts = {el.symbol: int(n) for el, n in structure.composition.items()}
+            counts = cell_counts(structure)
             record = QueryRecord(
                 t=len(self.records) + 1, formula=structure.composition.reduced_formula, counts=counts, ok=result.ok,
                 error=result.error, cached=cached, steps=result.steps, origin=origin,
@@ -157,27 +170,28 @@ class DiscoveryEnvironment:
             if relaxed is not None:
                 record.energy_per_atom = result.energy_per_atom
                 record.formation_energy = formation_energy_per_atom(counts, result.energy_per_atom, references)
-                record.novel = relaxed not in novel_ref
-                record.unique = not any(p is not None and same_structure(relaxed, p) for p in self._proposals)
+                record.novel = relaxed not in self._known_set
+                record.unique = relaxed not in self._relaxed_set
                 record.spacegroup = _spacegroup(relaxed)
                 record.relaxed = result.relaxed
+                self._relaxed_set.add(relaxed)
+                self.seen.add(relaxed)
+            self.seen.add(structure)
             self.records.append(record)
-            self.proposed.append(structure)
-            self._proposals.append(relaxed)
+            self._relaxed.append(relaxed)
             self._rehull(known_entries)
         return self.records[-len(structures) :]
 
     def _rehull(self, known_entries: list[HullEntry]) -> None:
+        """Every query's distance to the hull as it stands now; the newest query keeps its own as ``e_above_hull``."""
         done = [r for r in self.records if r.ok]
-        e_hull = energies_above_hull(known_entries + [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in done])
-        for record, e in zip(done, e_hull[len(known_entries) :], strict=True):
-            record.e_above_hull = e if record is self.records[-1] else record.e_above_hull
-            record.stable = e <= self.epsilon
+        values = iter(energies_above_hull(known_entries + [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in done])[len(known_entries) :])
+        self._e_above_hull = [next(values) if r.ok else None for r in self.records]
+        for record, e in zip(self.records, self._e_above_hull, strict=True):
+            record.stable = e is not None and e <= self.epsilon
+        self.records[-1].e_above_hull = self._e_above_hull[-1]
         self.curve.append(sum(r.sun for r in self.records))
 
     def final_e_above_hull(self) -> list[float | None]:
-        """Each query's distance to the final hull (None for failed queries)."""
-        done = [r for r in self.records if r.ok]
-        known = self.known_entries
-        values = iter(energies_above_hull(known + [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in done])[len(known) :])
-        return [next(values) if r.ok else None for r in self.records]
+        """Each query's distance to the hull after the last query (None for failed queries)."""
+        return list(self._e_above_hull)

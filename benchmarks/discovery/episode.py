@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -20,6 +21,9 @@ from benchmarks.discovery.evaluation import Evaluator
 from benchmarks.discovery.oracles import make_oracle
 from benchmarks.discovery.policy import NothingValid, make_policy
 from benchmarks.discovery.system import ChemicalSystem
+
+if TYPE_CHECKING:
+    from tasks.llm import LLMClient
 
 __all__ = ["EpisodeSpec", "EpisodeResult", "run_episode"]
 
@@ -33,7 +37,7 @@ class EpisodeSpec(BaseModel):
     budget: int = Field(default=50, ge=1)
     seed: int = 0
     epsilon: float = Field(default=0.1, ge=0.0)
-    batch_size: int = Field(default=1, ge=1, description="Proposals evaluated together (in parallel) per step.")
+    batch_size: int = Field(default=1, ge=1, description="Proposals per step, relaxed in parallel (see evaluation.episode_evaluator).")
     known: list[dict] = Field(default_factory=list, description="H0 beyond the elements: pymatgen Structure dicts.")
 
 
@@ -58,7 +62,7 @@ class EpisodeResult(BaseModel):
 
 
 def run_episode(
-    spec: EpisodeSpec, evaluator: Evaluator | None = None, llm=None, progress: Callable[[QueryRecord], None] | None = None,  # noqa: ANN001
+    spec: EpisodeSpec, evaluator: Evaluator | None = None, llm: LLMClient | None = None, progress: Callable[[QueryRecord], None] | None = None,
 ) -> EpisodeResult:
     """Run ``spec.policy`` until the budget is spent or it cannot propose anything valid."""
     started = time.perf_counter()

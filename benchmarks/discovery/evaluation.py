@@ -7,7 +7,9 @@ or on the configured Dask cluster (``dask=True``); results already in the cache 
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ from skills.documents import OracleRecord
 if TYPE_CHECKING:
     from skills.store import SkillStore
 
-__all__ = ["OracleCache", "Evaluator", "evaluate_one"]
+__all__ = ["OracleCache", "Evaluator", "evaluate_one", "episode_evaluator"]
 
 
 def evaluate_one(oracle: Oracle, structure: dict[str, Any]) -> OracleResult:
@@ -95,3 +97,23 @@ class Evaluator:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+
+
+@contextmanager
+def episode_evaluator(cache: OracleCache, batch_size: int, on_dask: bool) -> Iterator[Evaluator]:
+    """The evaluator for one episode: serial for one proposal a step; for batches, a local process pool
+    of ``batch_size``, or, inside a Dask task, the cluster itself (the task's thread secedes while it waits).
+    """
+    if batch_size == 1:
+        yield Evaluator(cache=cache)
+    elif on_dask:
+        from distributed import worker_client
+
+        with worker_client() as client:
+            yield Evaluator(cache=cache, client=client)
+    else:
+        evaluator = Evaluator(cache=cache, workers=batch_size)
+        try:
+            yield evaluator
+        finally:
+            evaluator.close()

@@ -14,7 +14,7 @@ from pymatgen.core import Structure
 
 from benchmarks.discovery.matching import StructureSet
 
-__all__ = ["Filter", "MinDistanceFilter", "SmactFilter", "UniquenessFilter", "default_filters"]
+__all__ = ["Filter", "MinDistanceFilter", "SmactFilter", "UniquenessFilter", "default_filters", "first_rejection"]
 
 
 class Filter(Protocol):
@@ -68,3 +68,12 @@ class UniquenessFilter:
 
 def default_filters() -> list[Filter]:
     return [MinDistanceFilter(), SmactFilter(), UniquenessFilter()]
+
+
+def first_rejection(filters: list[Filter], structure: Structure, seen: StructureSet) -> tuple[str, str] | None:
+    """``(filter name, reason)`` of the first filter that drops ``structure``, or None when all keep it."""
+    for candidate_filter in filters:
+        reason = candidate_filter.reject(structure, seen)
+        if reason:
+            return candidate_filter.name, reason
+    return None

@@ -25,7 +25,7 @@ from typing import Protocol
 import numpy as np
 from pymatgen.core import Element, Lattice, Structure
 
-from benchmarks.discovery.system import ChemicalSystem, Counts, normalised
+from benchmarks.discovery.system import ChemicalSystem, Counts, cell_counts, l1_distances, normalised
 
 __all__ = ["Generator", "RandomGenerator", "PrototypeGenerator", "PROTOTYPES", "packed_volume", "substitutions", "GENERATORS"]
 
@@ -136,10 +136,6 @@ PROTOTYPES: tuple[Prototype, ...] = (
 )  # fmt: skip
 
 
-def _counts(structure: Structure) -> Counts:
-    return {el.symbol: int(n) for el, n in structure.composition.items()}
-
-
 @lru_cache(maxsize=16)
 def _decorated(elements: tuple[str, ...]) -> tuple[Structure, ...]:
     out = []
@@ -182,8 +178,8 @@ class PrototypeGenerator:
 
     def generate(self, target: Counts, system: ChemicalSystem, known: list[Structure], rng: np.random.Generator) -> list[Structure]:
         pool = self.candidates(system, known)
-        goal = np.array(normalised(target, system.elements))
-        distance = [np.abs(np.array(normalised(_counts(s), system.elements)) - goal).sum() for s in pool]
+        goal = normalised(target, system.elements)
+        distance = l1_distances([normalised(cell_counts(s), system.elements) for s in pool], [goal])[:, 0] if pool else np.zeros(0)
         order = np.lexsort((rng.random(len(pool)), np.round(distance, 6)))
         return [pool[i] for i in order]
 

@@ -13,13 +13,9 @@ import numpy as np
 from pymatgen.analysis.structure_matcher import StructureMatcher
 from pymatgen.core import Structure
 
-__all__ = ["MATCHER", "same_structure", "StructureSet", "structure_hash"]
+__all__ = ["MATCHER", "StructureSet", "structure_hash"]
 
 MATCHER = StructureMatcher(ltol=0.2, stol=0.3, angle_tol=5, primitive_cell=True, scale=True, attempt_supercell=False)
-
-
-def same_structure(a: Structure, b: Structure) -> bool:
-    return a.composition.reduced_formula == b.composition.reduced_formula and MATCHER.fit(a, b)
 
 
 def structure_hash(structure: Structure, salt: str = "") -> str:
@@ -43,6 +39,12 @@ class StructureSet:
 
     def __contains__(self, structure: Structure) -> bool:
         return any(MATCHER.fit(structure, seen) for seen in self._by_formula.get(structure.composition.reduced_formula, []))
+
+    def copy(self) -> StructureSet:
+        """A set that starts with these structures; adding to it leaves this one as it is."""
+        out = StructureSet()
+        out._by_formula = {formula: list(group) for formula, group in self._by_formula.items()}
+        return out
 
     def __len__(self) -> int:
         return sum(len(group) for group in self._by_formula.values())

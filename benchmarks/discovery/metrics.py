@@ -10,10 +10,11 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
+
+from benchmarks.discovery.system import l1_distances
 
 __all__ = ["audc", "first_reach", "acceleration_factor", "enhancement_factor", "mean_composition_distance", "mean_sem"]
 
@@ -59,11 +60,10 @@ def enhancement_factor(baseline: Sequence[float], policy: Sequence[float], t: in
 
 def mean_composition_distance(fractions: Sequence[Sequence[float]]) -> float:
     """Mean L1 distance between every pair of compositions (atom fractions); 0 for fewer than two."""
-    pairs = list(itertools.combinations(range(len(fractions)), 2))
-    if not pairs:
+    if len(fractions) < 2:
         return 0.0
-    x = np.asarray(fractions, dtype=float)
-    return float(np.mean([np.abs(x[i] - x[j]).sum() for i, j in pairs]))
+    upper = np.triu_indices(len(fractions), 1)
+    return float(l1_distances(fractions, fractions)[upper].mean())
 
 
 def mean_sem(values: Sequence[float]) -> tuple[float, float]:

@@ -179,7 +179,7 @@ class MultiLennardJones(Calculator):
         e = epsilon[index[first], index[second]]
         rc = 2.5 * s
         inside = distance < rc
-        first, second, distance, vector, s, e, rc = (x[inside] for x in (first, second, distance, vector, s, e, rc))
+        first, distance, vector, s, e, rc = (x[inside] for x in (first, distance, vector, s, e, rc))  # forces need only the first atom
         sr6 = (s / distance) ** 6
         src6 = (s / rc) ** 6
         pair_energy = 4 * e * (sr6**2 - sr6) - 4 * e * (src6**2 - src6)

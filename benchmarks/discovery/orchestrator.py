@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from pymatgen.core import Structure
 
-from benchmarks.discovery.filters import default_filters
+from benchmarks.discovery.filters import default_filters, first_rejection
 from benchmarks.discovery.generators import PROTOTYPES, PrototypeGenerator, RandomGenerator
 from benchmarks.discovery.planners import RandomPlanner
 from benchmarks.discovery.policy import NothingValid, PipelinePolicy, seen_structures
@@ -123,10 +123,9 @@ class OrchestratorPolicy:
             raise ValueError(f"{prototype.name} needs {len(prototype.labels)} elements of {env.system.name}")
         structure = prototype.build(dict(zip(prototype.labels, action.elements, strict=True)))
         structure.properties["origin"] = f"{prototype.name} {'/'.join(action.elements)}"
-        seen = seen_structures(env)
-        reason = next((r for f in default_filters() if (r := f.reject(structure, seen))), None)
-        if reason:
-            raise ValueError(f"{structure.composition.reduced_formula} rejected: {reason}")
+        rejection = first_rejection(default_filters(), structure, seen_structures(env))
+        if rejection:
+            raise ValueError(f"{structure.composition.reduced_formula} rejected: {rejection[1]}")
         if not env.system.min_atoms <= len(structure) <= env.system.max_atoms:
             raise ValueError(f"{len(structure)} atoms is outside {env.system.min_atoms}-{env.system.max_atoms}")
         self.buffer.append(structure)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from benchmarks.discovery.system import Counts, normalised
+from benchmarks.discovery.system import Counts, l1_distances, normalised
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
@@ -52,7 +52,7 @@ class DiversityPlanner:
     def plan(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> Counts:
         options = env.system.compositions()
         tried = [e.counts for e in env.known_entries] + [r.counts for r in env.records]
-        distance = np.abs(_fractions(env, options)[:, None, :] - _fractions(env, tried)[None, :, :]).sum(-1).min(1)
+        distance = l1_distances(_fractions(env, options), _fractions(env, tried)).min(1)
         score = distance + self.exploration * rng.random(len(options))
         return options[int(np.argmax(score))]
 
@@ -70,7 +70,7 @@ class UCBPlanner:
         x = _fractions(env, options)
         tried = _fractions(env, [r.counts for r in env.records])
         reward = np.array([math.exp(-max(r.e_above_hull or 0.0, 0.0) / env.epsilon) if r.ok else 0.0 for r in env.records])
-        kernel = np.exp(-(np.abs(x[:, None, :] - tried[None, :, :]).sum(-1) / self.length) ** 2)
+        kernel = np.exp(-(l1_distances(x, tried) / self.length) ** 2)
         weight = kernel.sum(1)
         mean = (kernel @ reward + 0.5) / (weight + 1.0)  # prior: reward 0.5 worth one observation
         bonus = self.kappa * np.sqrt(math.log(len(env.records) + 1) / (1.0 + weight))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from pymatgen.core import Structure
 
-from benchmarks.discovery.filters import Filter, default_filters
+from benchmarks.discovery.filters import Filter, default_filters, first_rejection
 from benchmarks.discovery.generators import GENERATORS, Generator
 from benchmarks.discovery.matching import StructureSet
 from benchmarks.discovery.planners import PLANNERS, Planner, RandomPlanner
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
     from tasks.llm import LLMClient
 
-__all__ = ["Policy", "PipelinePolicy", "NothingValid", "make_policy", "PRESETS", "seen_structures"]
+__all__ = ["Policy", "PipelinePolicy", "NothingValid", "make_policy", "policy_stages", "needs_llm", "PRESETS", "seen_structures"]
 
 PRESETS = {
     "random": ("random", "random", "random"),
@@ -58,18 +58,11 @@ class Policy(Protocol):
 
 
 def seen_structures(env: DiscoveryEnvironment) -> StructureSet:
-    """H0, every structure proposed (as proposed and as relaxed) so far, and those waiting in the batch."""
-    seen = StructureSet(env.known_structures + env.pending)
-    for record, proposed in zip(env.records, env.proposed, strict=True):
-        seen.add(proposed)
-        if record.relaxed:
-            seen.add(Structure.from_dict(record.relaxed))
+    """The environment's seen structures plus those waiting in the batch (a copy the caller may add to)."""
+    seen = env.seen.copy()
+    for structure in env.pending:
+        seen.add(structure)
     return seen
-
-
-def _known_for_generation(env: DiscoveryEnvironment) -> list[Structure]:
-    found = [Structure.from_dict(r.relaxed) for r in env.records if r.ok and r.stable and r.relaxed]
-    return env.known_structures + found
 
 
 @dataclass
@@ -98,13 +91,13 @@ class PipelinePolicy:
         """Up to ``pool_size`` filtered candidates; ``NothingValid`` after ``max_tries`` generator calls give none."""
         seen = seen_structures(env)
         pool: list[Structure] = []
-        known = _known_for_generation(env)
+        known = env.known_structures + env.stable_structures()
         for _ in range(self.max_tries):
             fresh = self.generator.generate(target, env.system, known, rng)
             for structure in fresh:
-                failed = next((f for f in self.filters if f.reject(structure, seen)), None)
-                if failed is not None:
-                    self.rejected[failed.name] = self.rejected.get(failed.name, 0) + 1
+                rejection = first_rejection(self.filters, structure, seen)
+                if rejection is not None:
+                    self.rejected[rejection[0]] = self.rejected.get(rejection[0], 0) + 1
                     continue
                 pool.append(structure)
                 seen.add(structure)
@@ -138,29 +131,40 @@ def _formula(counts: dict[str, int]) -> str:
     return "".join(f"{el}{n if n > 1 else ''}" for el, n in sorted(counts.items()))
 
 
-def _stage(table: dict[str, Any], kind: str, name: str, llm: LLMClient | None) -> Any:
-    if name not in table:
-        raise ValueError(f"unknown {kind} {name!r}: use one of {', '.join(table)}")
-    if name == "llm":
-        if llm is None:
-            raise ValueError(f"the llm {kind} needs an LLM client")
-        return table[name](llm=llm)
-    return table[name]()
+def _stage(table: dict[str, Any], name: str, llm: LLMClient | None) -> Any:
+    return table[name](llm=llm) if name == "llm" else table[name]()
+
+
+def policy_stages(spec: str) -> tuple[str, str, str] | None:
+    """The (planner, generator, selector) names of a policy, checked; None for the orchestrator."""
+    if spec == "orchestrator":
+        return None
+    parts = PRESETS.get(spec) or tuple(spec.split(":"))
+    if len(parts) != 3:
+        raise ValueError(f"unknown policy {spec!r}: use {', '.join([*PRESETS, 'orchestrator'])} or planner:generator:selector")
+    for table, kind, name in zip((PLANNERS, GENERATORS, SELECTORS), ("planner", "generator", "selector"), parts, strict=True):
+        if name not in table:
+            raise ValueError(f"unknown {kind} {name!r}: use one of {', '.join(table)}")
+    return parts
+
+
+def needs_llm(spec: str) -> bool:
+    """Whether a policy asks the LLM anything (the orchestrator, or an llm stage)."""
+    stages = policy_stages(spec)
+    return stages is None or "llm" in stages
 
 
 def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
     """A policy by preset name or ``planner:generator:selector``."""
-    if spec == "orchestrator":
+    stages = policy_stages(spec)
+    if needs_llm(spec) and llm is None:
+        raise ValueError(f"the {spec} policy needs an LLM client")
+    if stages is None:
         from benchmarks.discovery.orchestrator import OrchestratorPolicy
 
-        if llm is None:
-            raise ValueError("the orchestrator policy needs an LLM client")
         return OrchestratorPolicy(llm=llm)
-    parts = PRESETS.get(spec) or tuple(spec.split(":"))
-    if len(parts) != 3:
-        raise ValueError(f"unknown policy {spec!r}: use {', '.join([*PRESETS, 'orchestrator'])} or planner:generator:selector")
-    planner, generator, selector = parts
+    planner, generator, selector = stages
     return PipelinePolicy(
-        planner=_stage(PLANNERS, "planner", planner, llm), generator=_stage(GENERATORS, "generator", generator, llm),
-        selector=_stage(SELECTORS, "selector", selector, llm), name=spec,
+        planner=_stage(PLANNERS, planner, llm), generator=_stage(GENERATORS, generator, llm),
+        selector=_stage(SELECTORS, selector, llm), name=spec,
     )  # fmt: skip

@@ -18,6 +18,7 @@ from pymatgen.core import Structure
 from benchmarks.discovery.hull import formation_energy_per_atom
 from benchmarks.discovery.oracles import Oracle, make_oracle
 from benchmarks.discovery.summary import candidate_line, history_lines
+from benchmarks.discovery.system import cell_counts
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
@@ -60,8 +61,7 @@ class SurrogateScorer:
             self._references[el] = min(energies) if energies else 0.0
         out = []
         for structure, (result, _) in zip(candidates, env.evaluator.evaluate(self.oracle, candidates), strict=True):
-            counts = {el.symbol: int(n) for el, n in structure.composition.items()}
-            out.append(formation_energy_per_atom(counts, result.energy_per_atom, self._references) if result.ok else float("inf"))
+            out.append(formation_energy_per_atom(cell_counts(structure), result.energy_per_atom, self._references) if result.ok else float("inf"))
         return out
 
 

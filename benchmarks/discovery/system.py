@@ -14,10 +14,11 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pymatgen.core import Element
+from pymatgen.core import Element, Structure
 
-__all__ = ["ChemicalSystem", "Counts", "made_systems", "normalised"]
+__all__ = ["ChemicalSystem", "Counts", "made_systems", "normalised", "cell_counts", "l1_distances"]
 
 Counts = dict[str, int]
 _MADE = Path(__file__).parent / "data"
@@ -35,6 +36,16 @@ def normalised(counts: Counts, elements: list[str]) -> tuple[float, ...]:
     """A composition as atom fractions in the order of ``elements``."""
     total = sum(counts.values())
     return tuple(counts.get(e, 0) / total for e in elements)
+
+
+def cell_counts(structure: Structure) -> Counts:
+    """Atoms of each element in a cell: ``{"Cu": 3, "Pt": 1}``."""
+    return {el.symbol: int(n) for el, n in structure.composition.items()}
+
+
+def l1_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """L1 distance between every row of ``a`` and every row of ``b`` (compositions as atom fractions)."""
+    return np.abs(np.asarray(a, dtype=float)[:, None, :] - np.asarray(b, dtype=float)[None, :, :]).sum(-1)
 
 
 class ChemicalSystem(BaseModel):
