@@ -76,3 +76,75 @@ def dask_cluster(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
     yield cluster
     close_clusters()
     cluster.close()
+
+
+@pytest.fixture
+def web_app(workspace: Path) -> Iterator[Any]:
+    """The web app over the test's settings, its solves going through the real solve flow."""
+    from flows.web.app import create_app
+    from tasks.settings import get_settings
+
+    app = create_app(get_settings(), prefect_ui="http://127.0.0.1:4200")
+    yield app
+    app.state.web.jobs.close()
+
+
+@pytest.fixture
+def serve_asgi() -> Iterator[Callable[[Any], str]]:
+    """Serve ASGI apps with uvicorn on free loopback ports: ``url = serve_asgi(app)``; stopped after the test.
+
+    Each server runs in a copy of the test's context, so flows it starts reach the test's Prefect API.
+    """
+    import contextvars
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    running: list[tuple[Any, threading.Thread]] = []
+
+    def serve(app: Any) -> str:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(server.run,), daemon=True)
+        thread.start()
+        running.append((server, thread))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}"
+
+    yield serve
+    for server, thread in running:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def live_server(web_app: Any, serve_asgi: Callable[[Any], str]) -> str:
+    """The web app on a loopback port."""
+    return serve_asgi(web_app)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium driven by Playwright (.ci/setup installs both)."""
+    import shutil
+
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (bash .ci/setup installs it as root: apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()

@@ -7,6 +7,8 @@
     evoskill memory search "TEXT"
     evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
     evoskill discover --system Cu-Ni-Pt [--oracle emt|lj|chgnet] [--policy diversity,ucb] [--budget 50] [--episodes 5]
+    evoskill serve [--host 127.0.0.1] [--port 8501] [--add-user NAME]
+    evoskill mcp [--transport stdio|http] [--port 8502]
     evoskill llm serve|status|stop
 
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
@@ -30,6 +32,8 @@ from flows.cli_bench import add_parser as add_bench_parser
 from flows.cli_bench import run_bench
 from flows.cli_discover import add_parser as add_discover_parser
 from flows.cli_discover import run_discover
+from flows.cli_serve import add_parsers as add_serve_parsers
+from flows.cli_serve import run_mcp, run_serve
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
 from flows.cli_tools import add_parser as add_tool_parser
@@ -61,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_discover_parser(sub)
     add_tool_parser(sub)
     add_worker_parser(sub)
+    add_serve_parsers(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
     return parser
@@ -192,7 +197,8 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker}[args.command]
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker,
+               "serve": run_serve, "mcp": run_mcp}[args.command]  # fmt: skip
     try:
         return handler(args)
     except ValidationError as exc:

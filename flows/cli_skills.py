@@ -198,7 +198,7 @@ def run_memory(args: argparse.Namespace) -> int:
     from tasks.tools.memory import search_memory
 
     store, settings = _store()
-    hits = search_memory(store, args.text, kind=args.kind, k=args.k, threshold=settings.memory_threshold)
+    hits = search_memory(store, args.text, kind=args.kind, k=args.k, threshold=settings.memory_threshold, user=settings.user)
     _report_problems(store)
     if args.json:
         print(json.dumps([h.model_dump(mode="json") for h in hits]))

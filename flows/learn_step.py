@@ -95,15 +95,18 @@ def learn_from_solve(
                 expected=answer.answer,
                 tolerance=tolerance,
                 spec=request.spec,
-                provenance=Provenance(query=request.query, source="solve", flow_run_id=t.result.flow_run_id, model=llm.model),
+                provenance=Provenance(
+                    query=request.query, source="solve", flow_run_id=t.result.flow_run_id, model=llm.model, user=request.user
+                ),
             ),
             settings,
             store,
             llm,
         )
         learned.stored = learned.compiled.new
-        save_to_memory(store, "execution", request.query, answer.code, condition=request.query, source=t.result.flow_run_id)
-        save_to_memory(store, "planning", request.query, _strategy(t, path), condition=request.query, source=t.result.flow_run_id)
+        kept = dict(condition=request.query, source=t.result.flow_run_id, user=request.user)
+        save_to_memory(store, "execution", request.query, answer.code, **kept)
+        save_to_memory(store, "planning", request.query, _strategy(t, path), **kept)
     learned.wall_s = watch.elapsed()
     return learned
 

@@ -25,7 +25,7 @@ from tasks.answer_spec import read_answer_spec
 from tasks.bind import SkillRun, run_bound_skill
 from tasks.files import write_atomic
 from tasks.llm import LLMClient, LLMError, make_client
-from tasks.models import CodeAgentResult, FinalAnswer, SolveRequest, SolveResult, StageOutcome, StageRecord, Trajectory
+from tasks.models import CodeAgentResult, ExecutionResult, FinalAnswer, SolveRequest, SolveResult, StageOutcome, StageRecord, Trajectory
 from tasks.output import output_processor
 from tasks.recall import Recall, recall
 from tasks.settings import Settings, get_settings
@@ -33,7 +33,10 @@ from tasks.simple import simple_solve
 from tasks.stage import report
 from tasks.triage import triage
 
-__all__ = ["solve", "run_solve", "SolveTrajectory"]
+__all__ = ["solve", "run_solve", "SolveTrajectory", "IMAGE_SUFFIXES"]
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}  # not SVG: it can carry script
+OUTPUT_CHARS = 4000
 
 
 class SolveTrajectory(Trajectory):
@@ -130,25 +133,48 @@ def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: S
     return "deep"
 
 
-def _request(query: str, context: str) -> SolveRequest:
+def _request(query: str, context: str, user: str) -> SolveRequest:
     run_name = re.sub(r"\W+", "-", query[:24]).strip("-").lower() or "solve"
-    return SolveRequest(query=query.strip(), spec=read_answer_spec(query), run_name=run_name, context=context)
+    return SolveRequest(query=query.strip(), spec=read_answer_spec(query), run_name=run_name, context=context, user=user)
 
 
-def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, session: str | None = None) -> SolveResult:
-    """Solve inside the current flow run (``llm`` is made from settings when not given)."""
+def _answering_execution(t: SolveTrajectory) -> ExecutionResult | None:
+    """The sandbox run whose answer was given."""
+    if t.skill_run is not None and t.skill_run.success:
+        return t.skill_run.execution
+    if t.answer is None or not t.answer.success:
+        return None
+    if t.answer.source == "code-agent":  # the deep solver's first run, or the simple path's
+        first = t.code_agent or t.simple
+        return first.execution if first else None
+    branch = next((b for b in t.debug if b.stage == t.answer.source), None)
+    return branch.last.execution if branch and branch.last else None
+
+
+def _images(execution: ExecutionResult | None) -> list[str]:
+    """Image files the answering code wrote in its sandbox folder (plots), in name order."""
+    if execution is None or not execution.workdir or not Path(execution.workdir).is_dir():
+        return []
+    return sorted(str(p) for p in Path(execution.workdir).rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())[:12]
+
+
+def run_solve(
+    query: str, settings: Settings, llm: LLMClient | None = None, session: str | None = None, user: str | None = None
+) -> SolveResult:
+    """Solve inside the current flow run (``llm`` is made from settings when not given) as ``user`` (default: the settings')."""
     started = time.perf_counter()
+    user = user or settings.user
     store = open_store(settings)
-    conversation = Conversation.open(store, session) if session else None
+    conversation = Conversation.open(store, session, user) if session else None
     if conversation is not None and is_feedback(query):
-        return conversation.feedback(started)
-    request = _request(query, conversation.history() if conversation else "")
+        return conversation.feedback(started, settings)
+    request = _request(query, conversation.history() if conversation else "", user)
     t = SolveTrajectory(request=request, result=SolveResult(success=False, session=session, flow_run_id=_flow_run_id()))
     path, error = "deep", None
     try:
         llm = llm or make_client(settings)
         if settings.use_memory and settings.continuous_learning:
-            t.recall = recall(request.query, store, settings)
+            t.recall = recall(request.query, store, settings, user)
         request.context = "\n\n".join(p for p in (t.recall.context() if t.recall else "", request.context) if p)
         path = _route(request, t.recall, llm, store, settings, t)
     except LLMError as exc:
@@ -165,6 +191,9 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
     result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]
     result.code = answer.code if (answer and answer.success) else _last_code(t)
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
+    execution = _answering_execution(t)
+    result.output = execution.stdout[-OUTPUT_CHARS:] if execution else None
+    result.images = _images(execution)
     learn_error = None
     if path in ("simple", "deep") and llm is not None:
         try:  # the answer is kept whatever happens while learning from it
@@ -192,8 +221,21 @@ def run_solve(query: str, settings: Settings, llm: LLMClient | None = None, sess
 
 
 @flow(name="solve", flow_run_name="solve: {query:.60}", log_prints=False)
-def solve(query: str, backend: str | None = None, model: str | None = None, session: str | None = None) -> SolveResult:
-    """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn."""
+def solve(
+    query: str,
+    backend: str | None = None,
+    model: str | None = None,
+    session: str | None = None,
+    user: str | None = None,
+    defer_learning: bool = False,
+) -> SolveResult:
+    """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn.
+
+    With ``defer_learning`` (the chat), an accepted answer becomes a skill only when the user says 'satisfied'.
+    """
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
-    return run_solve(query, get_settings(llm_backend=backend, llm_model=model), session=session)
+    settings = get_settings(llm_backend=backend, llm_model=model)
+    if defer_learning and not is_feedback(query):
+        settings = settings.model_copy(update={"learn": False})
+    return run_solve(query, settings, session=session, user=user)

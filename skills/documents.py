@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
 
 from skills.retrieval import split_name
+from tasks.models import StageRecord
 
 __all__ = [
     "content_hash",
@@ -92,6 +93,7 @@ class Provenance(BaseModel):
     task_id: str | None = None
     flow_run_id: str | None = None
     model: str | None = None
+    user: str | None = Field(default=None, description="Who asked the question the skill was learned from.")
     created: datetime = Field(default_factory=_now)
 
 
@@ -154,34 +156,48 @@ class Experience(_Document):
 
 
 class Preference(_Document):
-    """Something a user told evoskill to keep doing (e.g. units, output style)."""
+    """Something a user told evoskill to keep doing (e.g. units, output style); each user has their own."""
 
     key: str = Field(min_length=1)
     value: JsonValue
+    user: str = "local"
     created: datetime = Field(default_factory=_now)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def id(self) -> str:
-        return self.key
+        return f"{self.user}:{self.key}"
 
 
 class SessionTurn(BaseModel):
+    """One question and what came back: the answer (or the question asked back), its code, output, images and stages."""
+
     query: str
     answer: str | None = None
     success: bool = False
     path: str | None = None
     code: str | None = None
+    output: str | None = None
+    images: list[str] = Field(default_factory=list, description="Image files the answering code wrote.")
+    error: str | None = None
+    stages: list[StageRecord] = Field(default_factory=list)
+    skill_id: str | None = None
     flow_run_id: str | None = None
+    trajectory_path: str | None = None
     satisfied: bool = False
     at: datetime = Field(default_factory=_now)
 
 
 class Session(_Document):
-    """Multi-turn history under one session id, resumable from any later command."""
+    """Multi-turn history under one session id, owned by one user, resumable from any later command."""
 
     id: str = Field(min_length=1, pattern=r"^[\w.-]+$")
+    user: str = "local"
     title: str = ""
+    notes: str = ""
+    bookmarked: bool = False
+    status: Literal["open", "stopped"] = "open"
+    pending: str | None = Field(default=None, description="A question being answered (still set after a crash: it can be asked again).")
     turns: list[SessionTurn] = Field(default_factory=list)
     updated: datetime = Field(default_factory=_now)
 
@@ -212,6 +228,7 @@ class MemoryUnit(_Document):
     """
 
     kind: Literal["planning", "execution"]
+    user: str | None = Field(default=None, description="Whose memory this is; None: everyone's (the starter library).")
     condition: str = Field(default="", description="When this applies (the query or its setting).")
     subtask: str = Field(min_length=1, description="What was to be done.")
     solution: str = Field(default="", description="How it was done: a strategy, or code.")
@@ -221,7 +238,8 @@ class MemoryUnit(_Document):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def id(self) -> str:
-        return content_hash(self.kind, self.condition, self.subtask, self.solution)
+        parts = (self.kind, self.condition, self.subtask, self.solution)
+        return content_hash(*parts, self.user) if self.user else content_hash(*parts)
 
     def search_text(self) -> str:
         return f"{self.condition} {self.subtask}"

@@ -290,10 +290,17 @@ class SkillStore:
         documents, index = self._index("skills")
         return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]
 
-    def search_memories(self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None) -> list[tuple[MemoryUnit, float]]:
+    def search_memories(
+        self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None, user: str | None = None
+    ) -> list[tuple[MemoryUnit, float]]:
+        """Memories most similar to ``query``; with ``user``, only everyone's and that user's own."""
         documents, index = self._index("memories")
-        hits = index.search(query, k=k * 4 if kind else k, threshold=threshold)
-        found = [(documents[h.position], h.similarity) for h in hits if kind is None or documents[h.position].kind == kind]  # type: ignore[union-attr]
+        hits = index.search(query, k=k * 4 if (kind or user) else k, threshold=threshold)
+
+        def wanted(memory: MemoryUnit) -> bool:
+            return (kind is None or memory.kind == kind) and (user is None or memory.user in (None, user))
+
+        found = [(documents[h.position], h.similarity) for h in hits if wanted(documents[h.position])]  # type: ignore[arg-type]
         return found[:k]  # type: ignore[return-value]
 
     def search_extracted_code(self, query: str, k: int = 3) -> list[tuple[ExtractedCode, float]]:

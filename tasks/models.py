@@ -63,6 +63,7 @@ class SolveRequest(BaseModel):
     spec: AnswerSpec = Field(default_factory=AnswerSpec)
     run_name: str = Field(default="solve", description="Prefix of this solve's sandbox folders.")
     context: str = Field(default="", description="Recalled memories and session history the writing stages may use.")
+    user: str = Field(default="local", description="Who asked: whose memories are recalled and kept.")
 
 
 class Solution(BaseModel):
@@ -170,6 +171,8 @@ class SolveResult(BaseModel):
     stages: list[StageRecord] = Field(default_factory=list)
     flow_run_id: str | None = None
     code: str | None = None
+    output: str | None = Field(default=None, description="What the answering code printed (its stdout, cut to its tail).")
+    images: list[str] = Field(default_factory=list, description="Image files the answering code wrote, as paths.")
     error: str | None = None
     trajectory_path: str | None = None
 

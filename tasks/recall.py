@@ -46,12 +46,13 @@ class Recall(BaseModel):
 
 
 @task(name="recall", task_run_name="recall", cache_policy=NONE)
-def recall(query: str, store: SkillStore, settings: Settings) -> Recall:
-    """Skills, memories and preferences relevant to ``query`` (no LLM)."""
+def recall(query: str, store: SkillStore, settings: Settings, user: str = "local") -> Recall:
+    """Skills (everyone's), and ``user``'s memories and preferences, relevant to ``query`` (no LLM)."""
     watch = Stopwatch()
     skills = [SkillMatch(skill=s, similarity=round(v, 4)) for s, v in store.search_skills(query, k=settings.memory_top_k)]
-    memories = search_memory(store, query, k=settings.memory_top_k, threshold=settings.memory_threshold)
-    found = Recall(skills=skills, memories=memories, preferences=store.all(Preference), wall_s=watch.elapsed())
+    memories = search_memory(store, query, k=settings.memory_top_k, threshold=settings.memory_threshold, user=user)
+    preferences = store.all(Preference, {"user": user})
+    found = Recall(skills=skills, memories=memories, preferences=preferences, wall_s=watch.elapsed())
     best = f"best skill {skills[0].skill.id} ({skills[0].similarity:.2f})" if skills else "no skill"
     report("recall", "done", f"{best}, {len(memories)} memories")
     return found

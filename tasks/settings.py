@@ -167,6 +167,16 @@ class Settings(BaseSettings):
     )
     prefect_server_port: int = Field(default=4250, gt=0, lt=65536)
 
+    # --- People and agents ------------------------------------------------------------
+    user: str = Field(
+        default="local", pattern=r"^[\w.-]{1,64}$",
+        description="Whose sessions, memories and preferences the CLI and the MCP server use (the web app's users log in).",
+    )
+    web_login: bool = Field(default=False, description="evoskill serve: ask users to log in (accounts in <workspace>/web-users.json).")
+    web_secret: SecretStr | None = Field(default=None, description="Signs the web app's cookies; generated and kept in the workspace when unset.")
+    web_max_query_chars: int = Field(default=4000, gt=0, description="The longest question the web app and the MCP server accept.")
+    web_solvers: int = Field(default=2, gt=0, description="Questions the web app answers at once (more wait their turn).")
+
     @model_validator(mode="after")
     def _address_when_needed(self) -> Settings:
         if self.dask_cluster == "address" and not self.dask_address:

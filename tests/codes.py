@@ -63,3 +63,15 @@ print(json.dumps(SpacegroupAnalyzer(si).get_space_group_number()))
 """
 # A wrong import, as small models write: pymatgen has no 'Strucutre'.
 SI_TYPO = SI_CODE.replace("import Lattice, Structure", "import Lattice, Strucutre").replace("si = Structure.", "si = Strucutre.")
+
+
+def n2_skill():  # noqa: ANN201 - Skill, imported lazily
+    """N2_SKILL as a verified skill document, as the compiler would store it."""
+    from skills.documents import Skill, TestCase
+    from skills.params import signature_schema
+
+    return Skill(
+        name="emt_atomization_energy", description="Atomization energy of a molecule with ASE's EMT calculator.",
+        code=N2_SKILL, parameters=signature_schema(N2_SKILL), packages=["ase"], output_type="float", unit="eV",
+        test_case=TestCase(params={"formula": "N2", "fmax": 0.01}, expected=N2_ANSWER, tolerance=1e-3),
+    )  # fmt: skip

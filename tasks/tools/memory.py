@@ -38,23 +38,31 @@ def save_to_memory(
     condition: str = "",
     source: str | None = None,
     knowledge: TaskKnowledge | None = None,
+    user: str | None = None,
 ) -> MemoryUnit | None:
-    """Keep what was learned. Planning and execution units are stored (saving twice keeps one);
-    knowledge goes to the task's ``TaskKnowledge`` only and is returned as None."""
+    """Keep what was learned. Planning and execution units are stored (saving twice keeps one), as ``user``'s
+    when given, else as everyone's; knowledge goes to the task's ``TaskKnowledge`` only and is returned as None."""
     if kind == "knowledge":
         if knowledge is not None:
             knowledge.add(f"{subtask}: {solution}")
         return None
-    unit = MemoryUnit(kind=kind, condition=condition, subtask=subtask, solution=solution, source=source)
+    unit = MemoryUnit(kind=kind, user=user, condition=condition, subtask=subtask, solution=solution, source=source)
     store.put(unit)
     return unit
 
 
 def search_memory(
-    store: SkillStore, query: str, kind: Literal["planning", "execution"] | None = None, k: int = 3, threshold: float = 0.3
+    store: SkillStore,
+    query: str,
+    kind: Literal["planning", "execution"] | None = None,
+    k: int = 3,
+    threshold: float = 0.3,
+    user: str | None = None,
 ) -> list[MemoryHit]:
-    """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first."""
-    return [MemoryHit(memory=m, similarity=s) for m, s in store.search_memories(query, k=k, threshold=threshold, kind=kind)]
+    """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first;
+    with ``user``, only everyone's and that user's own."""
+    found = store.search_memories(query, k=k, threshold=threshold, kind=kind, user=user)
+    return [MemoryHit(memory=m, similarity=s) for m, s in found]
 
 
 @dataclass

@@ -44,3 +44,17 @@ def test_feedback_without_an_answer_says_so(scripted):
 
 def test_feedback_words():
     assert is_feedback("Satisfied!") and is_feedback("I'm satisfied.") and not is_feedback("satisfied with what? compute X")
+
+
+def test_a_session_belongs_to_its_user(workspace):
+    import pytest
+
+    from flows.session import Conversation, SessionAccessError
+
+    store = open_store(get_settings())
+    Conversation.open(store, "ada-1", user="ada").update(title="mine")
+    assert Conversation.open(store, "ada-1", user="ada").session.title == "mine"
+    with pytest.raises(SessionAccessError, match="no session 'ada-1' for user 'bob'"):
+        Conversation.open(store, "ada-1", user="bob")
+    with pytest.raises(SessionAccessError):
+        solve("satisfied", session="ada-1")  # the CLI's user is 'local'

@@ -1,0 +1,1 @@
+"""The chat web app (``evoskill serve``): sessions over the solve flow, and a skills browser."""
