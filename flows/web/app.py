@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -29,7 +29,7 @@ from skills.store import SkillStore, open_store
 from tasks.models import SolveResult
 from tasks.settings import Settings
 
-__all__ = ["create_app", "WebState", "LoginRequired", "current_user", "flow_solver"]
+__all__ = ["create_app", "WebState", "LoginRequired", "current_user", "CurrentUser", "web_state", "flow_solver"]
 
 T = TypeVar("T")
 HERE = Path(__file__).parent
@@ -63,9 +63,13 @@ class LoginRequired(Exception):
     """The page needs a logged-in user."""
 
 
+def web_state(request: Request) -> WebState:
+    return request.app.state.web
+
+
 def current_user(request: Request) -> str:
     """The user of this request: the logged-in one, or the settings' user when login is off."""
-    state: WebState = request.app.state.web
+    state = web_state(request)
     if not state.settings.web_login:
         return state.settings.user
     user = request.session.get("user")
@@ -74,7 +78,11 @@ def current_user(request: Request) -> str:
     return user
 
 
-def flow_solver(settings: Settings) -> Solver:
+CurrentUser = Annotated[str, Depends(current_user)]
+"""A route parameter that is the request's user (redirects to the login page when there is none)."""
+
+
+def flow_solver() -> Solver:
     """Answer through the ``solve`` flow; in the chat a skill is learned only when the user says 'satisfied'."""
     from flows.solve import solve
 
@@ -90,7 +98,7 @@ def create_app(settings: Settings, solver: Solver | None = None, prefect_ui: str
 
     store = open_store(settings)
     context = contextvars.copy_context()
-    jobs = SolveJobs(store, solver or flow_solver(settings), settings.web_solvers, context)
+    jobs = SolveJobs(store, solver or flow_solver(), settings.web_solvers, context)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -6,22 +6,17 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from flows.session import Conversation, SessionAccessError, owned_session
 from flows.solve import IMAGE_SUFFIXES
-from flows.web.app import WebState, current_user
+from flows.web.app import CurrentUser, WebState, web_state
 from skills.documents import Session
 
 __all__ = ["router", "improve_query"]
 
 router = APIRouter()
-User = Annotated[str, Depends(current_user)]
-
-
-def _state(request: Request) -> WebState:
-    return request.app.state.web
 
 
 def _sessions(state: WebState, user: str) -> list[Session]:
@@ -42,7 +37,7 @@ def _conversation(state: WebState, session_id: str, user: str) -> Conversation:
 
 
 def _page(request: Request, user: str, session: Session | None, error: str | None = None, draft: str = "", status: int = 200) -> HTMLResponse:
-    state = _state(request)
+    state = web_state(request)
     job = state.jobs.running(session.id) if session else None
     context: dict[str, Any] = {
         "user": user,
@@ -69,7 +64,7 @@ def _problem(state: WebState, text: str) -> str | None:
 
 
 def _ask(request: Request, user: str, conversation: Conversation, query: str) -> Response:
-    state = _state(request)
+    state = web_state(request)
     problem = _problem(state, query)
     if problem is None and conversation.session.status == "stopped":
         problem = "this session is stopped: reopen it to ask more"
@@ -98,34 +93,34 @@ def home() -> RedirectResponse:
 
 
 @router.get("/chat", response_class=HTMLResponse)
-def new_chat(request: Request, user: User) -> HTMLResponse:
+def new_chat(request: Request, user: CurrentUser) -> HTMLResponse:
     return _page(request, user, None)
 
 
 @router.post("/chat")
-def start_chat(request: Request, user: User, query: Annotated[str, Form()] = "") -> Response:
-    conversation = Conversation.open(_state(request).store, uuid.uuid4().hex[:12], user)
+def start_chat(request: Request, user: CurrentUser, query: Annotated[str, Form()] = "") -> Response:
+    conversation = Conversation.open(web_state(request).store, uuid.uuid4().hex[:12], user)
     return _ask(request, user, conversation, query)
 
 
 @router.get("/chat/{session_id}", response_class=HTMLResponse)
-def show_chat(request: Request, user: User, session_id: str) -> HTMLResponse:
-    return _page(request, user, _conversation(_state(request), session_id, user).session)
+def show_chat(request: Request, user: CurrentUser, session_id: str) -> HTMLResponse:
+    return _page(request, user, _conversation(web_state(request), session_id, user).session)
 
 
 @router.post("/chat/{session_id}/ask")
-def ask(request: Request, user: User, session_id: str, query: Annotated[str, Form()] = "") -> Response:
-    return _ask(request, user, _conversation(_state(request), session_id, user), query)
+def ask(request: Request, user: CurrentUser, session_id: str, query: Annotated[str, Form()] = "") -> Response:
+    return _ask(request, user, _conversation(web_state(request), session_id, user), query)
 
 
 @router.post("/chat/{session_id}/satisfied")
-def satisfied(request: Request, user: User, session_id: str) -> Response:
-    return _ask(request, user, _conversation(_state(request), session_id, user), "satisfied")
+def satisfied(request: Request, user: CurrentUser, session_id: str) -> Response:
+    return _ask(request, user, _conversation(web_state(request), session_id, user), "satisfied")
 
 
 @router.post("/chat/{session_id}/improve")
-def improve(request: Request, user: User, session_id: str, critique: Annotated[str, Form()] = "") -> Response:
-    conversation = _conversation(_state(request), session_id, user)
+def improve(request: Request, user: CurrentUser, session_id: str, critique: Annotated[str, Form()] = "") -> Response:
+    conversation = _conversation(web_state(request), session_id, user)
     if not critique.strip():
         return _page(request, user, conversation.session, error="say what to improve", status=400)
     query = improve_query(conversation.session, critique)
@@ -135,35 +130,35 @@ def improve(request: Request, user: User, session_id: str, critique: Annotated[s
 
 
 @router.post("/chat/{session_id}/stop")
-def stop(request: Request, user: User, session_id: str) -> RedirectResponse:
-    _conversation(_state(request), session_id, user).update(status="stopped")
+def stop(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
+    _conversation(web_state(request), session_id, user).update(status="stopped")
     return RedirectResponse(f"/chat/{session_id}", status_code=303)
 
 
 @router.post("/chat/{session_id}/reopen")
-def reopen(request: Request, user: User, session_id: str) -> RedirectResponse:
-    _conversation(_state(request), session_id, user).update(status="open")
+def reopen(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
+    _conversation(web_state(request), session_id, user).update(status="open")
     return RedirectResponse(f"/chat/{session_id}", status_code=303)
 
 
 @router.post("/chat/{session_id}/details")
 def details(
     request: Request,
-    user: User,
+    user: CurrentUser,
     session_id: str,
     title: Annotated[str, Form(max_length=200)] = "",
     notes: Annotated[str, Form(max_length=10_000)] = "",
     bookmarked: Annotated[bool, Form()] = False,
 ) -> RedirectResponse:
-    conversation = _conversation(_state(request), session_id, user)
+    conversation = _conversation(web_state(request), session_id, user)
     conversation.update(title=title.strip() or conversation.session.title, notes=notes, bookmarked=bookmarked)
     return RedirectResponse(f"/chat/{session_id}", status_code=303)
 
 
 @router.get("/chat/{session_id}/progress")
-def progress(request: Request, user: User, session_id: str) -> dict[str, Any]:
+def progress(request: Request, user: CurrentUser, session_id: str) -> dict[str, Any]:
     """What the page polls while a question is being answered."""
-    state = _state(request)
+    state = web_state(request)
     _conversation(state, session_id, user)
     job = state.jobs.running(session_id)
     events = [{"t": t, "stage": stage, "status": status, "detail": detail} for t, stage, status, detail in (job.events if job else [])]
@@ -171,9 +166,9 @@ def progress(request: Request, user: User, session_id: str) -> dict[str, Any]:
 
 
 @router.get("/chat/{session_id}/turns/{turn}/images/{number}")
-def image(request: Request, user: User, session_id: str, turn: int, number: int) -> FileResponse:
+def image(request: Request, user: CurrentUser, session_id: str, turn: int, number: int) -> FileResponse:
     """An image the answering code of one turn wrote (only files the turn lists are served)."""
-    session = _conversation(_state(request), session_id, user).session
+    session = _conversation(web_state(request), session_id, user).session
     try:
         path = Path(session.turns[turn].images[number])
     except IndexError:
@@ -185,12 +180,12 @@ def image(request: Request, user: User, session_id: str, turn: int, number: int)
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request) -> HTMLResponse:
-    return _state(request).templates.TemplateResponse(request, "login.html", {"error": None})
+    return web_state(request).templates.TemplateResponse(request, "login.html", {"error": None})
 
 
 @router.post("/login")
 def login(request: Request, name: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "") -> Response:
-    state = _state(request)
+    state = web_state(request)
     if not state.users.verify(name, password):
         return state.templates.TemplateResponse(request, "login.html", {"error": "unknown user or wrong password"}, status_code=401)
     request.session["user"] = name
@@ -200,4 +195,4 @@ def login(request: Request, name: Annotated[str, Form()] = "", password: Annotat
 @router.post("/logout")
 def logout(request: Request) -> RedirectResponse:
     request.session.clear()
-    return RedirectResponse("/login" if _state(request).settings.web_login else "/chat", status_code=303)
+    return RedirectResponse("/login" if web_state(request).settings.web_login else "/chat", status_code=303)

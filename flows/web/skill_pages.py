@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
-from flows.web.app import WebState, current_user
+from flows.web.app import CurrentUser, WebState, web_state
 from flows.web.forms import form_fields, form_params
 from skills.documents import Skill
 from skills.params import ParameterError, validate_params
@@ -16,11 +16,6 @@ from skills.transfer import export_workflow
 __all__ = ["router"]
 
 router = APIRouter()
-User = Annotated[str, Depends(current_user)]
-
-
-def _state(request: Request) -> WebState:
-    return request.app.state.web
 
 
 def _skill(state: WebState, skill_id: str) -> Skill:
@@ -31,8 +26,8 @@ def _skill(state: WebState, skill_id: str) -> Skill:
 
 
 @router.get("/skills", response_class=HTMLResponse)
-def list_skills(request: Request, user: User, q: str = "") -> HTMLResponse:
-    state = _state(request)
+def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLResponse:
+    state = web_state(request)
     if q.strip():
         state.store.refresh()  # skills learned by other processes since the last search
         found = [(skill, round(score, 2)) for skill, score in state.store.search_skills(q[:500], k=50, threshold=0.05)]
@@ -43,7 +38,7 @@ def list_skills(request: Request, user: User, q: str = "") -> HTMLResponse:
 
 
 def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any] | None = None, **extra: Any) -> HTMLResponse:
-    state = _state(request)
+    state = web_state(request)
     context = {
         "user": user,
         "login": state.settings.web_login,
@@ -58,19 +53,19 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
 
 
 @router.get("/skills/{skill_id}", response_class=HTMLResponse)
-def show_skill(request: Request, user: User, skill_id: str) -> HTMLResponse:
-    skill = _skill(_state(request), skill_id)
+def show_skill(request: Request, user: CurrentUser, skill_id: str) -> HTMLResponse:
+    skill = _skill(web_state(request), skill_id)
     return _skill_page(request, user, skill, skill.test_case.params)
 
 
 @router.post("/skills/{skill_id}/run", response_class=HTMLResponse)
-async def run_from_form(request: Request, user: User, skill_id: str) -> HTMLResponse:
+async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> HTMLResponse:
     """Run the skill with the form's parameters through the ``run-skill`` flow (no LLM)."""
     from starlette.concurrency import run_in_threadpool
 
     from flows.run_skill import run_skill
 
-    state = _state(request)
+    state = web_state(request)
     skill = _skill(state, skill_id)
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
     params = form_params(skill.parameters, form)
@@ -83,9 +78,9 @@ async def run_from_form(request: Request, user: User, skill_id: str) -> HTMLResp
 
 
 @router.get("/skills/{skill_id}/workflow.json")
-def download_workflow(request: Request, user: User, skill_id: str) -> Response:
+def download_workflow(request: Request, user: CurrentUser, skill_id: str) -> Response:
     """The skill as a jobflow ``Flow`` with its test case's parameters, runnable with plain jobflow."""
-    skill = _skill(_state(request), skill_id)
+    skill = _skill(web_state(request), skill_id)
     body = export_workflow(skill, [skill.test_case.params])
     headers = {"Content-Disposition": f'attachment; filename="{skill.id}.workflow.json"'}
     return Response(body, media_type="application/json", headers=headers)

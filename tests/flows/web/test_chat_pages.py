@@ -167,3 +167,24 @@ def test_a_clarifying_question_is_shown_as_a_question_and_improve_asks_again(scr
     assert "Which unit do you want, eV or kJ/mol?" in prompts  # the question asked back is part of the history
     empty = client.post(f"/chat/{sid}/improve", data={"critique": " "})
     assert empty.status_code == 400 and "say what to improve" in empty.text
+
+
+PLOT_CODE = """import json
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3], [2.0, 1.0, 3.0])
+plt.savefig("energy.png")
+print(json.dumps(3))
+"""
+
+
+def test_images_the_code_wrote_are_shown(scripted, client, web_app):
+    scripted([CLEAR, {"stage": "research", "content": {"code": PLOT_CODE}}])
+    sid = session_id(client.post("/chat", data={"query": "Plot the three energies and return how many there are. Return an integer."}, follow_redirects=False))
+    wait_for_answer(web_app, sid)
+    page = client.get(f"/chat/{sid}").text
+    assert f'src="/chat/{sid}/turns/0/images/0"' in page
+    image = client.get(f"/chat/{sid}/turns/0/images/0")
+    assert image.status_code == 200 and image.headers["content-type"] == "image/png" and image.content.startswith(b"\x89PNG")
+    assert client.get(f"/chat/{sid}/turns/0/images/1").status_code == 404
