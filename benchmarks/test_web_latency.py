@@ -5,6 +5,7 @@
 - answer latency: from the click on "Ask" until the answer is on the page, for a question the deep path answers
   (one scripted research reply; the script prints a number) and one a stored skill answers (one scripted bind
   reply). It includes the Prefect flow run, the sandbox run, storing the turn and the page's polling (0.7 s).
+  The process's first question is timed apart: it also loads what later questions reuse.
 
 Run with ``.venv/bin/python -m pytest benchmarks/test_web_latency.py --benchmark-enable -s``; under ``CI=true`` one
 round each. The figures go to ``extra_info`` and are printed.
@@ -74,7 +75,10 @@ def test_answer_latency(benchmark, scripted, live_server, browser, path):
         expect(page.locator(".bubble.ok .answer")).to_have_text(shown, timeout=120_000)
         walls.append(time.perf_counter() - started)
 
+    ask()  # the process's first question loads what later ones reuse (the offline search index, imports)
+    first = walls.pop()
     benchmark.pedantic(ask, rounds=ROUNDS, iterations=1)
     assert page.locator(".badge").first.inner_text() == path
-    benchmark.extra_info.update(median_answer_s=round(statistics.median(walls), 3), path=path)
-    print(f"\n{path} path, question to answer on the page: median {statistics.median(walls):.2f} s over {len(walls)}")
+    benchmark.extra_info.update(median_answer_s=round(statistics.median(walls), 3), first_answer_s=round(first, 3), path=path)
+    print(f"\n{path} path, question to answer on the page: first {first:.2f} s, then median {statistics.median(walls):.2f} s "
+          f"over {len(walls)} ({', '.join(f'{w:.2f}' for w in walls)})")

@@ -170,6 +170,8 @@ def image(request: Request, user: CurrentUser, session_id: str, turn: int, numbe
     """An image the answering code of one turn wrote (only files the turn lists are served)."""
     session = _conversation(web_state(request), session_id, user).session
     try:
+        if turn < 0 or number < 0:
+            raise IndexError
         path = Path(session.turns[turn].images[number])
     except IndexError:
         raise HTTPException(status_code=404, detail="no such image") from None

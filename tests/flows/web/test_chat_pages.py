@@ -188,3 +188,4 @@ def test_images_the_code_wrote_are_shown(scripted, client, web_app):
     image = client.get(f"/chat/{sid}/turns/0/images/0")
     assert image.status_code == 200 and image.headers["content-type"] == "image/png" and image.content.startswith(b"\x89PNG")
     assert client.get(f"/chat/{sid}/turns/0/images/1").status_code == 404
+    assert client.get(f"/chat/{sid}/turns/-1/images/-1").status_code == 404
