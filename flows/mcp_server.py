@@ -29,7 +29,7 @@ from skills.store import SkillStore, open_store
 from tasks.settings import Settings
 from tasks.tools.memory import search_memory
 
-__all__ = ["build_server", "skill_tool", "argument_errors", "FIXED_TOOLS"]
+__all__ = ["build_server", "skill_tool", "argument_errors"]
 
 _MEMORY_KINDS = ["planning", "execution"]
 
@@ -77,9 +77,6 @@ def _fixed_tools(settings: Settings) -> list[types.Tool]:
             },
         ),
     ]
-
-
-FIXED_TOOLS = ("solve", "search_memory", "list_skills")
 
 
 def skill_tool(skill: Skill) -> types.Tool:

@@ -295,7 +295,8 @@ class SkillStore:
     ) -> list[tuple[MemoryUnit, float]]:
         """Memories most similar to ``query``; with ``user``, only everyone's and that user's own."""
         documents, index = self._index("memories")
-        hits = index.search(query, k=k * 4 if (kind or user) else k, threshold=threshold)
+        filtered = bool(kind or user)  # rank more candidates, so that k remain after the filter
+        hits = index.search(query, k=len(documents) if filtered else k, threshold=threshold, candidates=200 if filtered else 50)
 
         def wanted(memory: MemoryUnit) -> bool:
             return (kind is None or memory.kind == kind) and (user is None or memory.user in (None, user))

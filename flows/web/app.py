@@ -92,13 +92,16 @@ def flow_solver() -> Solver:
     return run
 
 
-def create_app(settings: Settings, solver: Solver | None = None, prefect_ui: str | None = None) -> FastAPI:
-    """The web app over ``settings``' store; solves go to ``solver`` (default: the ``solve`` flow) on background threads."""
+def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
+    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads.
+
+    ``prefect_ui``: the Prefect UI's address, for links to flow runs (none when flows run on an ephemeral API).
+    """
     from flows.web import chat_pages, skill_pages
 
     store = open_store(settings)
     context = contextvars.copy_context()
-    jobs = SolveJobs(store, solver or flow_solver(), settings.web_solvers, context)
+    jobs = SolveJobs(store, flow_solver(), settings.web_solvers, context)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
