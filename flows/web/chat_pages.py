@@ -45,7 +45,6 @@ def _page(request: Request, user: str, session: Session | None, error: str | Non
         "sessions": _sessions(state, user),
         "session": session,
         "job": job,
-        "interrupted": bool(session and session.pending and job is None),
         "error": error,
         "draft": draft,
         "max_chars": state.settings.web_max_query_chars,
