@@ -1,4 +1,4 @@
-"""Shared fixtures: Prefect's test harness, a temporary workspace, the scripted LLM backend, and a Dask LocalCluster."""
+"""Shared fixtures (and the fuzzing profile): Prefect's test harness, a temporary workspace, the scripted LLM backend, and a Dask LocalCluster."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Fuzzing is deterministic (the same examples every run) and writes no example database into the tree.
+settings.register_profile(
+    "evoskill", derandomize=True, database=None, deadline=None, max_examples=40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)  # fmt: skip
+settings.load_profile("evoskill")
 
 
 @pytest.fixture(scope="session", autouse=True)

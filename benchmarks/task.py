@@ -79,7 +79,7 @@ def load_task(path: Path) -> BenchmarkTask:
     """Read one task file; the id defaults to the file name."""
     try:
         data: Any = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not JSON
         raise TaskFormatError(f"{path}: cannot read a JSON task ({exc})") from exc
     if not isinstance(data, dict):
         raise TaskFormatError(f"{path}: a task is one JSON object")

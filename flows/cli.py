@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from flows.cli_bench import add_parser as add_bench_parser
 from flows.cli_bench import run_bench
@@ -102,8 +103,11 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print(f"Trajectory: {result.trajectory_path}")
 
 
-def _explain(error: ValidationError) -> str:
+def _explain(error: ValidationError | SettingsError) -> str:
     """One line per invalid setting, named as the user sets it."""
+    if isinstance(error, SettingsError):  # a value that is not even JSON where JSON is needed, e.g. a list
+        field = re.search(r'field "(\w+)"', str(error))
+        return f"  EVOSKILL_{field.group(1).upper() if field else '?'}: {error}"
     lines = []
     for item in error.errors():
         field = ".".join(str(p) for p in item["loc"])
@@ -134,7 +138,7 @@ def _solve(args: argparse.Namespace) -> int:
             if args.plan:
                 return _print_plan(_planned(args.query, settings), args.json)
             result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
@@ -171,7 +175,7 @@ def _llm(args: argparse.Namespace) -> int:
 
     try:
         settings = get_settings()
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
     if args.action == "serve":
@@ -201,7 +205,7 @@ def _guarded(args: argparse.Namespace) -> int:
                "serve": run_serve, "mcp": run_mcp}[args.command]  # fmt: skip
     try:
         return handler(args)
-    except ValidationError as exc:
+    except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
     except ParameterError as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
@@ -210,6 +214,8 @@ def _guarded(args: argparse.Namespace) -> int:
         print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
     except (StoreError, SkillFileError, ClusterUnavailable) as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
+        print(f"evoskill {args.command} failed unexpectedly: {type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
     return 1
 
 

@@ -119,8 +119,11 @@ def run_skills(args: argparse.Namespace) -> int:
             print(f"{name}: {status}")
         return 0 if all(not status.startswith("rejected") for _, status in rows) else 1
     n = store.delete_skill(args.id)
-    print(f"deleted {n} skill version(s)" if n else f"no skill {args.id!r}")
-    return 0 if n else 1
+    if not n:
+        print(f"evoskill skills: no skill {args.id!r} to delete (see: evoskill skills list)", file=sys.stderr)
+        return 1
+    print(f"deleted {n} skill version(s)")
+    return 0
 
 
 def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - SkillStore, Settings

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jobflow import JobStore
 from maggma.core import Store
@@ -54,7 +54,7 @@ from skills.retrieval import TextIndex, load_embedder
 from tasks.files import file_lock
 from tasks.settings import Settings
 
-__all__ = ["StoreError", "StoreDocumentError", "SkillStore", "open_store", "open_cache", "COLLECTIONS"]
+__all__ = ["StoreError", "StoreDocumentError", "SkillStore", "ThreadSafeMontyStore", "open_store", "open_cache", "COLLECTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,41 @@ _INDEXED = {
 }
 
 
+class ThreadSafeMontyStore(MontyStore):
+    """``MontyStore`` with each call serialised within the process.
+
+    montydb's SQLite engine keeps one connection attribute per engine and reassigns it on every call, so
+    two threads at once use (and close) each other's connections. Queries are read in full under the lock.
+    """
+
+    _lock = threading.RLock()
+
+    def connect(self, force_reset: bool = False) -> None:
+        with self._lock:
+            super().connect(force_reset=force_reset)
+
+    def query(self, *args: Any, **kwargs: Any) -> Iterator[dict]:  # type: ignore[override]
+        with self._lock:
+            found = list(super().query(*args, **kwargs))
+        return iter(found)
+
+    def count(self, *args: Any, **kwargs: Any) -> int:
+        with self._lock:
+            return super().count(*args, **kwargs)
+
+    def distinct(self, *args: Any, **kwargs: Any) -> list:
+        with self._lock:
+            return super().distinct(*args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        with self._lock:
+            super().update(*args, **kwargs)
+
+    def remove_docs(self, *args: Any, **kwargs: Any) -> None:
+        with self._lock:
+            super().remove_docs(*args, **kwargs)
+
+
 class StoreError(RuntimeError):
     """The store cannot be opened or written."""
 
@@ -109,7 +144,7 @@ def _backend(settings: Settings, name: str) -> Store:
     if where == "memory":
         return MemoryStore(collection_name=name, key="id")
     if where == "monty":
-        return MontyStore(name, database_path=str(settings.store_root()), database_name=settings.store_database, key="id")
+        return ThreadSafeMontyStore(name, database_path=str(settings.store_root()), database_name=settings.store_database, key="id")
     if where.startswith(("mongodb://", "mongodb+srv://")):
         return MongoURIStore(where, collection_name=name, database=settings.store_database, key="id")
     raise StoreError(f"EVOSKILL_STORE={where!r} is not a store: use 'monty', 'memory' or a mongodb:// URI")

@@ -8,7 +8,7 @@ from typing import Any
 
 from jobflow import Flow
 from monty.json import MontyEncoder
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from skills.documents import Skill
 from skills.maker import SkillMaker
@@ -61,7 +61,7 @@ def import_skills(path: Path, store: SkillStore, settings: Settings) -> list[tup
     try:
         data = json.loads(Path(path).read_text())
         skills = TypeAdapter(list[Skill]).validate_python(data if isinstance(data, list) else [data])
-    except (OSError, json.JSONDecodeError, ValidationError) as exc:
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON, or not skills (ValidationError)
         raise SkillFileError(f"{path}: not a skill file ({str(exc).splitlines()[0]})") from exc
     rows = []
     for skill in skills:

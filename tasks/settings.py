@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     sandbox_file_size_mb: int = Field(default=256, gt=0)
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
     sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+    sandbox_isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
+        default="auto",
+        description="How generated code is contained: bubblewrap (read-only filesystem, no capabilities), unshare namespaces, "
+        "or limits only; 'auto' takes the strongest that works here.",
+    )
     sandbox_hidden_paths: list[Path] = Field(
         default_factory=list, description="Files and folders generated code must not read (the store's folder always is)."
     )
@@ -226,6 +231,11 @@ class Settings(BaseSettings):
     def uses_dask_runner(self) -> bool:
         """Whether debug branches and benchmark repetitions go to the Dask cluster."""
         return self.task_runner == "dask" or (self.task_runner == "auto" and self.dask_cluster != "local")
+
+    def secret_paths(self) -> list[Path]:
+        """Files of this installation that generated code must not read: the store, trajectories, web accounts, config."""
+        root = self.workspace.resolve()
+        return [self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

@@ -1,13 +1,21 @@
 """Run generated code in a child process, contained, and read its answer.
 
-Each execution gets a fresh working directory and runs ``main.py`` there in a new
-process group, inside new PID and mount (and, unless allowed, network) namespaces when
-``unshare`` works, in a ``pids`` cgroup when one can be made, under resource limits
-(CPU seconds, address space, open files, file size). Paths the code must not read
-(the store's files, benchmark answer files) are covered in its mount namespace: an
-empty read-only tmpfs over a folder, ``/dev/null`` over a file. The environment is rebuilt from
-an allow-list, so API keys never reach the code. A wall-clock timeout kills the whole
-group. stdout/stderr are captured with a size cap (head and tail kept).
+Each execution gets a fresh working directory and runs ``main.py`` there in a new process group,
+in a ``pids`` cgroup when one can be made, under resource limits (CPU seconds, address space,
+open files, file size), inside the strongest isolation that works here (``sandbox_isolation``):
+
+- ``bwrap`` (bubblewrap): the whole filesystem read-only except the run folder, a private
+  ``/dev`` (no disks) and ``/proc`` (no other processes), no capabilities, new PID, IPC and
+  network namespaces, killed with its parent;
+- ``unshare``: new PID (with its own ``/proc``), mount and network namespaces; the filesystem stays
+  writable and the code keeps the caller's capabilities;
+- ``none``: limits only.
+
+Paths the code must not read (the store, trajectories, web accounts, the config file, credentials
+in the home folder, benchmark answer files) are covered in its mount namespace: an empty
+read-only tmpfs over a folder, ``/dev/null`` over a file. The environment is rebuilt from an
+allow-list, so API keys never reach the code. A wall-clock timeout kills the whole group.
+stdout/stderr are captured with a size cap (head and tail kept).
 
 The answer protocol: the script prints its final answer as JSON on its last
 non-empty stdout line, or writes ``result.json`` in its working directory.
@@ -39,6 +47,14 @@ __all__ = ["SandboxLimits", "run_code", "isolation_report"]
 log = logging.getLogger(__name__)
 
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# Credentials in the home folder of whoever runs evoskill.
+_HOME_SECRETS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker", ".gnupg", ".netrc", ".pypirc",
+                 ".git-credentials", ".npmrc")  # fmt: skip
+_BWRAP = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-ipc",
+          "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")  # fmt: skip
+# Joins the pids cgroup ($1) before anything else starts, then runs the rest of the command.
+_JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+
 # Outputs longer than this are kept in the run folder (an ObjectRef) and only head and tail travel on.
 _INLINE_CHARS, _HEAD_CHARS, _TAIL_CHARS = 8000, 2000, 4000
 
@@ -56,12 +72,6 @@ if cfg["hide"]:
         if libc.mount(source, path.encode(), fstype, flags, data) != 0:
             sys.stderr.write(f"sandbox: could not hide {path} ({os.strerror(ctypes.get_errno())}); refusing to run\n")
             os._exit(97)
-if cfg["cgroup_procs"]:
-    try:
-        with open(cfg["cgroup_procs"], "w") as fh:
-            fh.write(str(os.getpid()))
-    except OSError:
-        pass
 for name, value in cfg["rlimits"].items():
     try:
         resource.setrlimit(getattr(resource, name), (value, value))
@@ -91,6 +101,7 @@ class SandboxLimits:
     output_bytes: int = 64_000
     network: bool = False
     hidden: tuple[str, ...] = ()
+    isolation: str = "auto"
 
     @classmethod
     def from_settings(cls, s: Settings) -> SandboxLimits:
@@ -102,22 +113,47 @@ class SandboxLimits:
             file_size_mb=s.sandbox_file_size_mb,
             output_bytes=s.sandbox_output_bytes,
             network=s.sandbox_network,
-            hidden=tuple(str(Path(p).resolve()) for p in [s.store_root(), *s.sandbox_hidden_paths]),
+            hidden=tuple(str(Path(p).resolve()) for p in [*s.secret_paths(), *s.sandbox_hidden_paths, *_home_secrets()]),
+            isolation=s.sandbox_isolation,
         )
 
 
+def _home_secrets() -> list[Path]:
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME and no passwd entry
+        return []
+    return [home / name for name in _HOME_SECRETS]
+
+
+def _unshare_flags(network: bool) -> list[str]:
+    return ["unshare", "--pid", "--mount", "--mount-proc", "--fork", "--kill-child"] + ([] if network else ["--net"])
+
+
 @cache
-def _unshare_prefix(network: bool) -> tuple[str, ...]:
-    """``unshare`` flags that work here (new PID namespace, no network), or () with a warning."""
-    if shutil.which("unshare") is None:
-        log.warning("sandbox: 'unshare' not found; generated code runs without PID/network namespaces")
-        return ()
-    flags = ["unshare", "--pid", "--mount", "--fork", "--kill-child"] + ([] if network else ["--net"])
-    probe = subprocess.run([*flags, "true"], capture_output=True)
-    if probe.returncode != 0:
-        log.warning("sandbox: namespaces unavailable (%s); running without them", probe.stderr.decode().strip())
-        return ()
-    return tuple(flags)
+def _unavailable(kind: str, network: bool) -> str | None:
+    """Why ``kind`` isolation does not work here, or None when it does."""
+    if kind == "none":
+        return None
+    if shutil.which(kind if kind == "unshare" else "bwrap") is None:
+        return f"'{kind}' is not installed"
+    probe_cmd = [*_BWRAP, *([] if network else ["--unshare-net"]), "true"] if kind == "bwrap" else [*_unshare_flags(network), "true"]
+    probe = subprocess.run(probe_cmd, capture_output=True)
+    return None if probe.returncode == 0 else (probe.stderr.decode().strip() or f"exit code {probe.returncode}")
+
+
+@cache
+def _isolation(wanted: str, network: bool) -> str:
+    """The isolation to use: ``wanted``, or for 'auto' the strongest that works ('bwrap', 'unshare', 'none')."""
+    if wanted != "auto":
+        return wanted
+    for kind in ("bwrap", "unshare"):
+        why = _unavailable(kind, network)
+        if why is None:
+            return kind
+        log.warning("sandbox: %s isolation unavailable (%s)", kind, why)
+    log.warning("sandbox: no namespaces here; generated code runs under resource limits only (see SECURITY.md)")
+    return "none"
 
 
 @cache
@@ -133,10 +169,17 @@ def _pids_cgroup_root() -> Path | None:
     return None
 
 
-def isolation_report(network: bool = False) -> dict[str, bool]:
-    """Which containment primitives this machine gives the sandbox (``hides_paths``: hidden paths are enforced)."""
-    namespaces = bool(_unshare_prefix(network))
-    return {"namespaces": namespaces, "hides_paths": namespaces, "pids_cgroup": _pids_cgroup_root() is not None}
+def isolation_report(network: bool = False, wanted: str = "auto") -> dict[str, bool | str]:
+    """Which containment this machine gives the sandbox (``hides_paths``: hidden paths are enforced)."""
+    kind = _isolation(wanted, network)
+    namespaces = kind != "none" and _unavailable(kind, network) is None
+    return {
+        "isolation": kind,
+        "namespaces": namespaces,
+        "hides_paths": namespaces,
+        "read_only_filesystem": namespaces and kind == "bwrap",
+        "pids_cgroup": _pids_cgroup_root() is not None,
+    }
 
 
 def _paths_to_hide(limits: SandboxLimits, workdir: Path) -> list[str]:
@@ -153,8 +196,8 @@ def _paths_to_hide(limits: SandboxLimits, workdir: Path) -> list[str]:
         hide.append(str(path))
     covered = {p for p in hide if any(Path(q) in Path(p).parents for q in hide)}  # inside a hidden folder already
     hide = [p for p in hide if p not in covered]
-    if hide and not _unshare_prefix(limits.network):
-        log.warning("sandbox: cannot hide %s without mount namespaces; generated code can read them", hide)
+    if hide and _isolation(limits.isolation, limits.network) == "none":
+        log.debug("sandbox: cannot hide %s without mount namespaces; generated code can read them", hide)
         return []
     return hide
 
@@ -185,10 +228,22 @@ class _Capture(threading.Thread):
         return (bytes(self.head) + marker + bytes(self.tail)).decode(errors="replace"), True
 
 
+@cache
+def _sweep_stale_cgroups(root: Path) -> None:
+    """Remove empty sandbox cgroups left by killed evoskill processes (once per process; young ones may be starting)."""
+    for group in root.glob("evoskill-*"):
+        try:
+            if time.time() - group.stat().st_mtime > 600 and not (group / "cgroup.procs").read_text().strip():
+                group.rmdir()
+        except OSError:
+            pass
+
+
 def _make_cgroup(max_processes: int) -> Path | None:
     root = _pids_cgroup_root()
     if root is None:
         return None
+    _sweep_stale_cgroups(root)
     group = root / f"evoskill-{uuid.uuid4().hex[:12]}"
     try:
         group.mkdir()
@@ -197,6 +252,14 @@ def _make_cgroup(max_processes: int) -> Path | None:
         log.warning("sandbox: could not make a pids cgroup (%s)", exc)
         return None
     return group
+
+
+def _forks_refused(group: Path | None) -> int:
+    """How many times the cgroup's process limit refused a fork."""
+    try:
+        return int(dict(line.split() for line in (group / "pids.events").read_text().splitlines()).get("max", 0)) if group else 0
+    except (OSError, ValueError):
+        return 0
 
 
 def _kill_all(proc: subprocess.Popen[bytes], group: Path | None) -> None:
@@ -255,7 +318,12 @@ def _read_answer(stdout: str, workdir: Path) -> tuple[bool, object, str | None]:
     return False, None, f"the script's last stdout line is not a JSON answer (got: {last!r}); print json.dumps(answer) last"
 
 
-def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: str | None) -> str | None:
+_SIGNALS = {int(s) for s in signal.Signals}
+
+
+def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: str | None, forks_refused: int = 0) -> str | None:
+    if result.timed_out and forks_refused:
+        return f"killed after the {limits.wall_s:g} s wall-clock limit while starting processes beyond its limit of {limits.max_processes} (a fork bomb?)"
     if result.timed_out:
         return f"killed after the {limits.wall_s:g} s wall-clock limit (endless loop or too slow)"
     code = result.exit_code
@@ -270,6 +338,12 @@ def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: st
     if code not in (0, None):
         tail = [line for line in result.stderr.strip().splitlines() if line.strip()]
         last = tail[-1] if tail else "no error message"
+        if "Read-only file system" in result.stderr:
+            return f"it wrote outside its run folder, which is read-only to generated code; write files in the current folder ({last})"
+        if "File too large" in result.stderr:
+            return f"it wrote a file over the {limits.file_size_mb} MB file-size limit ({last})"
+        if any(m in result.stderr for m in ("Network is unreachable", "Temporary failure in name resolution", "Name or service not known")):
+            return f"it tried to reach the network, which the sandbox does not allow (EVOSKILL_SANDBOX_NETWORK); use local data ({last})"
         if "MemoryError" in result.stderr:
             return f"ran out of memory under the {limits.memory_mb} MB limit ({last})"
         if "BlockingIOError" in result.stderr or "Resource temporarily unavailable" in result.stderr:
@@ -278,8 +352,28 @@ def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: st
     return answer_problem
 
 
+def _command(kind: str, limits: SandboxLimits, workdir: Path, rlimits: dict[str, int]) -> list[str]:
+    """The command line that runs main.py under ``kind`` isolation, the launcher applying the limits."""
+    hide = _paths_to_hide(limits, workdir)
+    python = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps({"rlimits": rlimits, "hide": hide if kind == "unshare" else []})]
+    if kind == "unshare":
+        return [*_unshare_flags(limits.network), *python]
+    if kind == "none":
+        return python
+    here = str(workdir.resolve())
+    hidden = []
+    for path in hide:
+        hidden += ["--tmpfs", path, "--remount-ro", path] if Path(path).is_dir() else ["--dev-bind", "/dev/null", path]
+    network = [] if limits.network else ["--unshare-net"]
+    return [*_BWRAP, *network, "--bind", here, here, *hidden, "--chdir", here, "--", *python]
+
+
 def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run") -> ExecutionResult:
     """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened."""
+    kind = _isolation(limits.isolation, limits.network)
+    why_not = _unavailable(kind, limits.network)
+    if why_not is not None:
+        return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
     workdir = run_root / f"{name}-{uuid.uuid4().hex[:8]}"
     (workdir / "tmp").mkdir(parents=True)
     (workdir / "main.py").write_text(code)
@@ -294,8 +388,9 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     }
     if group is None:  # ignored for root, but bounds an unprivileged user
         rlimits["RLIMIT_NPROC"] = limits.max_processes
-    cfg = {"cgroup_procs": str(group / "cgroup.procs") if group else None, "rlimits": rlimits, "hide": _paths_to_hide(limits, workdir)}
-    cmd = [*_unshare_prefix(limits.network), sys.executable, "-I", "-c", _LAUNCHER, json.dumps(cfg)]
+    cmd = _command(kind, limits, workdir, rlimits)
+    if group is not None:
+        cmd = ["/bin/sh", "-c", _JOIN_CGROUP, "sh", str(group / "cgroup.procs"), *cmd]
     started = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
@@ -310,6 +405,7 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
+        forks_refused = _forks_refused(group)
         _kill_all(proc, group)
         proc.wait()
     for reader in readers:
@@ -328,7 +424,9 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
         wall_s=time.perf_counter() - started,
         workdir=str(workdir),
     )
-    result.error = None if result.ok else _diagnose(result, limits, problem)
+    if kind != "none" and result.exit_code is not None and result.exit_code > 128 and (result.exit_code - 128) in _SIGNALS:
+        result.exit_code = 128 - result.exit_code  # the wrapper reports a signal's death as 128 + signal
+    result.error = None if result.ok else _diagnose(result, limits, problem, forks_refused)
     for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
         text = getattr(result, stream)
         if len(text) > _INLINE_CHARS:

@@ -64,6 +64,28 @@ def test_concurrent_saves_of_one_skill_store_one_version(store):
     assert store.count("skills") == 1
 
 
+def test_reads_and_writes_from_many_threads_at_once(store):
+    """montydb's SQLite engine shares a connection between threads: the store serialises its calls."""
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            for i in range(15):
+                store.put(Experience(query=f"worker {worker} question {i}", path="deep", verdict="failed", reasons=["x"]))
+                store.count("experiences")
+                store.all(Experience, {"verdict": "failed"})
+                store.count("skills")  # a collection no one has written yet
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and store.count("experiences") == 12 * 15
+
+
 def test_two_processes_saving_at_once_lose_nothing(tmp_path):
     program = (
         "import sys\n"
