@@ -28,17 +28,16 @@ import pytest
 from deployments.cluster import close_clusters, open_cluster
 from flows.run_skill_batch import run_skill_batch
 from flows.solve import solve
-from skills.documents import BatchItem, MemoryUnit, RunRecord, Skill, SkillBatch, TestCase
-from skills.params import signature_schema
-from skills.store import COLLECTIONS, open_cache, open_store
+from skills.documents import BatchItem, MemoryUnit, RunRecord, Skill, SkillBatch
+from skills.store import open_cache, open_store
 from tasks.settings import get_settings
 from tasks.tools.docs_search import search
+from tests.codes import ADD, add_two_skill
 
 CI = bool(os.environ.get("CI"))
 SOLVES = 10 if CI else 50
 SOLVERS = 8
 BATCHES, PER_BATCH = (4, 50) if CI else (20, 100)
-ADD = "def run(a: int = 2, b: int = 2) -> int:\n    \"\"\"The sum of two integers.\"\"\"\n    return a + b\n"
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -59,14 +58,6 @@ def _in_threads(calls: list, workers: int) -> list[tuple[float, object]]:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(contextvars.copy_context().run, timed, call, time.perf_counter()) for call in calls]
         return [f.result() for f in futures]
-
-
-def assert_no_corrupt_documents(store) -> None:
-    store.refresh()
-    store.problems.clear()
-    for model in COLLECTIONS.values():
-        store.all(model)
-    assert store.problems == []
 
 
 @pytest.fixture
@@ -96,17 +87,14 @@ def test_concurrent_solves_store_each_result_once(benchmark, scripted, monty, mo
     memories = monty.all(MemoryUnit)
     assert len(memories) == 2 * SOLVES and len({m.id for m in memories}) == 2 * SOLVES
     assert all(os.path.exists(r.trajectory_path) for r in results)
-    assert_no_corrupt_documents(monty)
+    assert monty.check() == []  # no corrupt document
     latency = percentiles([t for t, _ in timed])
     benchmark.extra_info.update(solves=SOLVES, solvers=SOLVERS, **latency, solves_per_s=round(SOLVES / max(t for t, _ in timed), 2))
     print(f"\n{SOLVES} concurrent solves on {SOLVERS} solver threads: {latency}, {SOLVES / max(t for t, _ in timed):.2f} solves/s")
 
 
 def test_concurrent_skill_runs_store_each_answer_once(benchmark, monty, monkeypatch):
-    skill, _ = monty.put_skill(Skill(
-        name="add_two", description="The sum of two integers.", code=ADD, parameters=signature_schema(ADD), output_type="int",
-        test_case=TestCase(params={"a": 2, "b": 2}, expected=4),
-    ))  # fmt: skip
+    skill, _ = monty.put_skill(add_two_skill())
     workers = max(2, min(8, os.cpu_count() or 2))
     monkeypatch.setenv("EVOSKILL_DASK_WORKERS", str(workers))
     monkeypatch.setenv("EVOSKILL_SKILL_EXECUTOR", "dask")
@@ -131,7 +119,7 @@ def test_concurrent_skill_runs_store_each_answer_once(benchmark, monty, monkeypa
     answer_of = {o["uuid"]: o["output"] for o in outputs}
     assert all(answer_of[i.job_uuid] == by_batch[i.batch_id] + i.index for i in items)
     assert monty.get_skill(skill.id).stats.uses == total  # no use lost to a concurrent update
-    assert_no_corrupt_documents(monty)
+    assert monty.check() == []  # no corrupt document
     run_latency = percentiles([i.wall_s for i in items])
     batch_latency = percentiles([t for t, _ in timed])
     wall = max(t for t, _ in timed)

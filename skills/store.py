@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from jobflow import JobStore
 from maggma.core import Store
 from maggma.stores import MemoryStore, MongoURIStore, MontyStore
+from montydb.errors import CollectionInvalid
 from pydantic import BaseModel, ValidationError
 
 from skills.documents import (
@@ -105,8 +106,16 @@ class ThreadSafeMontyStore(MontyStore):
     _lock = threading.RLock()
 
     def connect(self, force_reset: bool = False) -> None:
+        """Connect, creating the collection now: montydb makes its file before its table, and a reader in another
+        process that opens the file in between fails ("no such table")."""
         with self._lock:
             super().connect(force_reset=force_reset)
+            database = self._coll.database
+            if self.collection_name not in database.list_collection_names():
+                try:
+                    database.create_collection(self.collection_name)
+                except CollectionInvalid:  # another process made it meanwhile
+                    pass
 
     def query(self, *args: Any, **kwargs: Any) -> Iterator[dict]:  # type: ignore[override]
         with self._lock:
@@ -240,6 +249,13 @@ class SkillStore:
                 if str(exc) not in self.problems:
                     self.problems.append(str(exc))
         return found
+
+    def check(self) -> list[str]:
+        """Read every document of every collection through its model; the problems found (none: every document is whole)."""
+        self.problems.clear()
+        for model in COLLECTIONS.values():
+            self.all(model)
+        return list(self.problems)
 
     def delete(self, model: type[D], criteria: dict) -> int:
         collection = _COLLECTION_OF[model]

@@ -75,3 +75,18 @@ def n2_skill():  # noqa: ANN201 - Skill, imported lazily
         code=N2_SKILL, parameters=signature_schema(N2_SKILL), packages=["ase"], output_type="float", unit="eV",
         test_case=TestCase(params={"formula": "N2", "fmax": 0.01}, expected=N2_ANSWER, tolerance=1e-3),
     )  # fmt: skip
+
+
+# A trivial skill whose runs cost only the sandbox: for load, fuzzing and interface tests.
+ADD = "def run(a: int = 2, b: int = 2) -> int:\n    \"\"\"The sum of two integers.\"\"\"\n    return a + b\n"
+
+
+def add_two_skill():  # noqa: ANN201 - Skill, imported lazily
+    """ADD as a skill document with its test case."""
+    from skills.documents import Skill, TestCase
+    from skills.params import signature_schema
+
+    return Skill(
+        name="add_two", description="The sum of two integers.", code=ADD, parameters=signature_schema(ADD), output_type="int",
+        test_case=TestCase(params={"a": 2, "b": 2}, expected=4),
+    )  # fmt: skip

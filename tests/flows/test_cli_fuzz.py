@@ -19,8 +19,8 @@ from flows.cli import main
 from skills.store import open_store
 from skills.transfer import SkillFileError, export_skill, import_skills
 from tasks.settings import Settings, get_settings
+from tests.codes import add_two_skill
 
-ADD = "def run(a: int = 2, b: int = 2) -> int:\n    \"\"\"The sum of two integers.\"\"\"\n    return a + b\n"
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
@@ -66,14 +66,7 @@ def test_skills_commands_with_unknown_ids_name_the_id(workspace, action, skill_i
 
 @given(st.dictionaries(st.sampled_from(["a", "b", "c", "x"]), text | st.integers().map(str), max_size=3))
 def test_skill_run_parameters_are_checked_against_the_schema(workspace, params):
-    store = open_store(get_settings())
-    from skills.documents import Skill, TestCase
-    from skills.params import signature_schema
-
-    skill, _ = store.put_skill(Skill(
-        name="add_two", description="The sum of two integers.", code=ADD, parameters=signature_schema(ADD), output_type="int",
-        test_case=TestCase(params={"a": 2, "b": 2}, expected=4),
-    ))  # fmt: skip
+    skill, _ = open_store(get_settings()).put_skill(add_two_skill())
     valid = set(params) <= {"a", "b"} and all(v.strip().lstrip("+-").isdigit() and v.isascii() for v in params.values())
     if valid:
         return  # a valid call runs the skill: covered by the skills tests
@@ -126,14 +119,9 @@ def test_a_task_file_that_is_not_json_is_reported(tmp_path, raw):
 @example("code", "def run(a: int = 2, b: int = 2) -> int:\n    return a - b\n")  # its test case now fails: rejected
 @example("code", "import os\nos.system('echo pwned > ~/pwned')\n")  # no run(): rejected, and it ran only in the sandbox
 def test_a_tampered_skill_file_is_rejected_or_verified_never_half_imported(workspace, tmp_path, field, value):
-    from skills.documents import Skill, TestCase
-    from skills.params import signature_schema
-
     settings = get_settings()
     store = open_store(settings)
-    good = Skill(name="add_two", description="The sum of two integers.", code=ADD, parameters=signature_schema(ADD),
-                 output_type="int", test_case=TestCase(params={"a": 2, "b": 2}, expected=4))  # fmt: skip
-    data = json.loads(export_skill(good))
+    data = json.loads(export_skill(add_two_skill()))
     data[field] = value
     path = tmp_path / "skill.json"
     path.write_text(json.dumps(data))

@@ -21,7 +21,7 @@ from flows.run_skill_batch import batch_answers, run_skill_batch
 from flows.solve import solve
 from skills.documents import BatchItem, MemoryUnit, Skill, SkillBatch, TestCase
 from skills.params import signature_schema
-from skills.store import COLLECTIONS, open_store
+from skills.store import open_store
 from tasks.settings import get_settings
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL, N2_TYPO, O2_ANSWER, O2_QUERY
 
@@ -88,10 +88,7 @@ def assert_nothing_lost_or_half_written(seeded: Skill) -> None:
     store = open_store(settings)
     store.refresh()
     assert store.get_skill(seeded.id).model_dump(mode="json") == seeded.model_dump(mode="json")
-    store.problems.clear()
-    for model in COLLECTIONS.values():
-        store.all(model)
-    assert store.problems == []  # every document the killed process wrote is whole
+    assert store.check() == []  # every document the killed process wrote is whole
     workspace = settings.workspace.resolve()
     assert [p.name for p in workspace.rglob("*.tmp")] == []
     for trajectory in (workspace / "trajectories").glob("*.json"):

@@ -9,12 +9,10 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from flows.mcp_server import build_server
-from skills.documents import Skill, TestCase
-from skills.params import signature_schema
 from skills.store import open_store
 from tasks.settings import get_settings
+from tests.codes import add_two_skill
 
-ADD = "def run(a: int = 2, b: int = 2) -> int:\n    \"\"\"The sum of two integers.\"\"\"\n    return a + b\n"
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
@@ -27,10 +25,7 @@ arguments = st.dictionaries(st.sampled_from(["a", "b", "query", "k", "kind", "li
 @pytest.fixture
 def server(workspace):
     settings = get_settings()
-    skill, _ = open_store(settings).put_skill(Skill(
-        name="add_two", description="The sum of two integers.", code=ADD, parameters=signature_schema(ADD), output_type="int",
-        test_case=TestCase(params={"a": 2, "b": 2}, expected=4),
-    ))  # fmt: skip
+    skill, _ = open_store(settings).put_skill(add_two_skill())
     return build_server(settings), skill
 
 

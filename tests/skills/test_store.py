@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skills.documents import Experience, Skill, TestCase
-from skills.store import SkillStore, StoreDocumentError, StoreError, open_store
+from skills.store import COLLECTIONS, SkillStore, StoreDocumentError, StoreError, open_store
 from tasks.settings import Settings
 
 ROOT = Path(__file__).parents[2]
@@ -43,11 +43,14 @@ def test_documents_round_trip_through_their_models(store):
 
 def test_an_invalid_document_is_named_and_the_rest_stay_usable(store):
     store.put_skill(make_skill())
+    assert store.check() == []
     store.store("skills").update([{"id": "broken-v1", "name": "Broken Name!", "code": ""}], key="id")
     assert [s.id for s in store.latest_skills()] == ["add_one-v1"]
     assert any("'broken-v1'" in p and "name" in p for p in store.problems)
     with pytest.raises(StoreDocumentError, match="skills document 'broken-v1' is invalid"):
         store.get_skill("broken-v1")
+    (problem,) = store.check()  # every collection read: the one broken document, once
+    assert problem.startswith("skills document 'broken-v1' is invalid")
 
 
 def test_missing_skill_is_a_clear_key_error(store):
@@ -84,6 +87,19 @@ def test_reads_and_writes_from_many_threads_at_once(store):
     for t in threads:
         t.join()
     assert errors == [] and store.count("experiences") == 12 * 15
+
+
+def test_opening_a_monty_store_creates_every_collection_with_its_table(tmp_path):
+    """A reader in another process never finds a collection file without its table."""
+    import sqlite3
+
+    store = open_store(Settings(store="monty", workspace=tmp_path / "ws"))
+    files = sorted((tmp_path / "ws" / "store" / "evoskill").glob("*.collection"))
+    assert len(files) == len(COLLECTIONS) + 1  # and the JobStore's
+    for path in files:
+        with sqlite3.connect(path) as connection:
+            assert connection.execute("select count(*) from documents").fetchone() == (0,)
+    assert store.count("skills") == 0
 
 
 def test_two_processes_saving_at_once_lose_nothing(tmp_path):
