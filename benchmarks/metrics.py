@@ -8,8 +8,14 @@ A *case* is one task at one level; each system runs every case ``n`` times (repe
 - difficulty: a case's P value is the fraction of runs that passed across all compared systems
   (the reference excluded when others are present); ``easy`` P ≥ 2/3, ``medium`` 1/3 ≤ P < 2/3, ``hard`` P < 1/3.
 
+Next to the aggregates, :func:`case_rows` lists every checked run as a :class:`CaseRow`.
+
 >>> round(pass_at_k(n=3, c=1, k=2), 4)
 0.6667
+>>> run = BenchmarkRecord(run_id="r", system="reference", rep=1, level=1, task_id="t", passed=False,
+...                       answer=4, expected=3, reason="got 4.0, expected exactly 3.0", wall_s=0.5)
+>>> case_rows([run], ["reference"])[0].model_dump()
+{'task_id': 't', 'level': 1, 'rep': 1, 'system': 'reference', 'passed': False, 'answer': 4, 'expected': 3, 'reason': 'got 4.0, expected exactly 3.0', 'wall_s': 0.5, 'llm_calls': 0}
 """
 
 from __future__ import annotations
@@ -18,11 +24,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from math import comb
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from skills.documents import BenchmarkRecord
 
-__all__ = ["pass_at_k", "Rate", "SystemSummary", "summarise", "difficulty_of", "case_key"]
+__all__ = ["pass_at_k", "Rate", "SystemSummary", "CaseRow", "summarise", "case_rows", "difficulty_of", "case_key"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -56,6 +62,25 @@ class SystemSummary(BaseModel):
     by_level: dict[str, float] = Field(default_factory=dict)
     by_category: dict[str, float] = Field(default_factory=dict)
     by_difficulty: dict[str, float] = Field(default_factory=dict)
+
+
+class CaseRow(BaseModel):
+    """One checked run, as ``report.md`` and ``evoskill bench --json`` (``cases``) list it."""
+
+    task_id: str
+    level: int
+    rep: int
+    system: str
+    passed: bool
+    answer: JsonValue = Field(default=None, description="The answer the run gave (null: none).")
+    expected: JsonValue = Field(default=None, description="The task's answer.")
+    reason: str | None = Field(default=None, description="Why it failed: the answer checker's words, or the run's error.")
+    wall_s: float
+    llm_calls: int
+
+    @classmethod
+    def of(cls, record: BenchmarkRecord) -> CaseRow:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
 
 
 def case_key(record: BenchmarkRecord) -> tuple[str, int]:
@@ -115,3 +140,10 @@ def summarise(records: Iterable[BenchmarkRecord], systems: list[str]) -> dict[st
     records = list(records)
     difficulty = difficulty_of(records)
     return {name: _summary([r for r in records if r.system == name], difficulty) for name in systems}
+
+
+def case_rows(records: Iterable[BenchmarkRecord], systems: list[str]) -> list[CaseRow]:
+    """The runs of ``systems`` as rows: by task, level and repetition, then system in the order given."""
+    order = {name: i for i, name in enumerate(systems)}
+    chosen = sorted((r for r in records if r.system in order), key=lambda r: (r.task_id, r.level, r.rep, order[r.system]))
+    return [CaseRow.of(r) for r in chosen]

@@ -1,20 +1,33 @@
-"""The benchmark report: a markdown table and two PNG plots, written to a folder.
+r"""The benchmark report: markdown tables (aggregates, then every case) and two PNG plots, written to a folder.
 
->>> from benchmarks.metrics import SystemSummary
+>>> from benchmarks.metrics import CaseRow, SystemSummary
 >>> row = SystemSummary(passed=2, total=4, success_rate=0.5, pass_at_k={"1": 0.5}, mean_wall_s=1.0,
 ...                     mean_llm_calls=0, mean_tokens=0)
 >>> print(markdown_table({"reference": row}).splitlines()[2])
 | reference | 2/4 | 50.0 % | 50.0 % | 1.00 | 0.0 | 0 |
+>>> case = CaseRow(task_id="t", level=1, rep=2, system="deep", passed=False, answer="a|b", expected=3,
+...                reason="the run raised ValueError: bad\nline 2", wall_s=1.5, llm_calls=2)
+>>> print(cases_table([case]).splitlines()[2])
+| t | 1 | 2 | deep | no | "a\|b" | 3 | the run raised ValueError: bad⏎line 2 | 1.50 | 2 |
+>>> print(cell("C:\\x|y " * 9, width=12))
+C:\\x\|y C:\\x…
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.metrics import SystemSummary
+from pydantic import JsonValue
+
+from benchmarks.metrics import CaseRow, SystemSummary
 from tasks.files import write_atomic
 
-__all__ = ["markdown_table", "breakdown_table", "write_report", "plot_pass_at_k", "plot_by_category"]
+__all__ = ["markdown_table", "breakdown_table", "cases_table", "cell", "write_report", "plot_pass_at_k", "plot_by_category"]
+
+ANSWER_WIDTH = 40
+REASON_WIDTH = 80
 
 
 def _pct(value: float | None) -> str:
@@ -41,6 +54,29 @@ def breakdown_table(summaries: dict[str, SystemSummary], field: str) -> str:
     head = f"| {field.removeprefix('by_')} | " + " | ".join(summaries) + " |"
     rule = "|" + "---|" * (len(summaries) + 1)
     rows = [f"| {g} | " + " | ".join(_pct(getattr(s, field).get(g)) for s in summaries.values()) + " |" for g in groups]
+    return "\n".join([head, rule, *rows])
+
+
+def cell(text: str, width: int) -> str:
+    """``text`` as one markdown table cell: at most ``width`` characters, on one line, ``|`` and ``\\`` escaped."""
+    text = text.replace("\r\n", "\n").replace("\n", "⏎")
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _json_cell(value: JsonValue) -> str:
+    return "–" if value is None else cell(json.dumps(value, ensure_ascii=False), ANSWER_WIDTH)
+
+
+def cases_table(cases: Sequence[CaseRow]) -> str:
+    """Every case as a row: task, level, repetition, system, passed, answers (shortened), why it failed, costs."""
+    head = "| task | level | rep | system | passed | answer | expected | reason | wall s | LLM calls |"
+    rule = "|" + "---|" * 10
+    rows = [
+        f"| {cell(c.task_id, REASON_WIDTH)} | {c.level} | {c.rep} | {cell(c.system, REASON_WIDTH)} | {'yes' if c.passed else 'no'} | "
+        f"{_json_cell(c.answer)} | {_json_cell(c.expected)} | {cell(c.reason or '', REASON_WIDTH)} | {c.wall_s:.2f} | {c.llm_calls} |"
+        for c in cases
+    ]
     return "\n".join([head, rule, *rows])
 
 
@@ -85,8 +121,13 @@ def plot_by_category(summaries: dict[str, SystemSummary], path: Path) -> Path:
     return path
 
 
-def write_report(summaries: dict[str, SystemSummary], header: str, folder: Path) -> tuple[str, list[Path]]:
-    """Write ``report.md``, ``pass_at_k.png`` and ``by_category.png`` to ``folder``; returns (markdown, files)."""
+def write_report(
+    summaries: dict[str, SystemSummary], header: str, folder: Path, cases: Sequence[CaseRow] = ()
+) -> tuple[str, list[Path]]:
+    """Write ``report.md`` (aggregates, plots, then ``cases``), ``pass_at_k.png`` and ``by_category.png`` to ``folder``.
+
+    Returns the markdown and the plot files.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     plots = [plot_pass_at_k(summaries, folder / "pass_at_k.png"), plot_by_category(summaries, folder / "by_category.png")]
     markdown = "\n\n".join(
@@ -101,6 +142,8 @@ def write_report(summaries: dict[str, SystemSummary], header: str, folder: Path)
             "## By difficulty (P value across systems)",
             breakdown_table(summaries, "by_difficulty"),
             "![pass@k](pass_at_k.png)\n\n![accuracy by category](by_category.png)",
+            "## Cases",
+            cases_table(cases),
         ]
     )
     write_atomic(folder / "report.md", markdown + "\n")

@@ -6,6 +6,8 @@
 >>> suite = load_suite([Path("skills/library")])
 >>> len(suite.tasks), suite.problems
 (3, [])
+>>> suite_path_problems([Path("skills/library"), Path("nowhere")])
+['nowhere: no such file or folder']
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, ValidationError, field_validator
 
-__all__ = ["BenchmarkTask", "TaskFormatError", "Suite", "load_task", "load_suite", "CATEGORIES"]
+__all__ = ["BenchmarkTask", "TaskFormatError", "Suite", "load_task", "load_suite", "suite_path_problems", "CATEGORIES"]
 
 CATEGORIES = ("data_retrieval", "data_analysis", "data_management", "data_processing", "simulation", "specialized_models")
 
@@ -112,6 +114,11 @@ def _task_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
         else:
             problems.append(f"{path}: no such file or folder")
     return files, problems
+
+
+def suite_path_problems(paths: Iterable[Path]) -> list[str]:
+    """One line per suite path that does not exist or is a folder without ``*.json`` task files."""
+    return _task_files(paths)[1]
 
 
 def load_suite(paths: Iterable[Path]) -> Suite:

@@ -6,7 +6,9 @@ main store are hidden from generated code (mount namespace; see ``tasks.tools.sa
 checked run is stored at once in the ``benchmark_records`` collection, so a benchmark that crashed
 is resumed by running the same command again: finished runs are kept, the rest run. Cases run on
 ``workers`` threads, or as task runs on the Dask cluster when one is configured
-(``EVOSKILL_TASK_RUNNER``, see ``deployments.task_runners``).
+(``EVOSKILL_TASK_RUNNER``, see ``deployments.task_runners``). The report lists the aggregates and
+then every case (answer, expected answer, why it failed); ``plan_benchmark`` checks a request
+before any flow starts (the CLI calls it first).
 
 >>> from flows.benchmark import benchmark
 >>> summary = benchmark(["benchmarks/suites/starter"], systems=["reference"], reps=1, levels=[1])  # doctest: +SKIP
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import contextvars
+import os
 import threading
 import time
 import uuid
@@ -33,10 +36,10 @@ from prefect.cache_policies import NONE
 from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
 
-from benchmarks.metrics import SystemSummary, summarise
+from benchmarks.metrics import CaseRow, SystemSummary, case_rows, summarise
 from benchmarks.report import write_report
 from benchmarks.systems import DEFAULT_SYSTEMS, BenchmarkSystem, resolve_systems
-from benchmarks.task import BenchmarkTask, Suite, load_suite
+from benchmarks.task import BenchmarkTask, Suite, load_suite, suite_path_problems
 from deployments.task_runners import task_runner
 from flows.solve import run_solve
 from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
@@ -47,7 +50,7 @@ from tasks.settings import Settings, get_settings
 from tasks.stage import report
 from tasks.tools.sandbox import SandboxLimits, isolation_report, run_code
 
-__all__ = ["BenchmarkCase", "BenchmarkSummary", "benchmark", "run_case", "case_settings"]
+__all__ = ["BenchmarkCase", "BenchmarkSummary", "benchmark", "plan_benchmark", "run_case", "case_settings"]
 
 
 class BenchmarkCase(BaseModel):
@@ -67,6 +70,7 @@ class BenchmarkSummary(BaseModel):
     tasks: int
     runs: int = Field(description="Checked runs in this benchmark (all systems, repetitions and levels).")
     systems: dict[str, SystemSummary]
+    cases: list[CaseRow] = Field(default_factory=list, description="Every checked run: by task, level, repetition, system.")
     problems: list[str] = Field(default_factory=list, description="Task files that did not load (file: field: why).")
     answers_hidden: bool
     report_dir: str
@@ -139,28 +143,62 @@ def _open_run(store: SkillStore, config: dict, total: int, fresh: bool) -> tuple
 
 
 def _artifacts(markdown: str, summaries: dict[str, SystemSummary], plots: list[Path]) -> None:
-    images = "\n\n".join(f"![{p.stem}](data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()})" for p in plots)
-    create_markdown_artifact(markdown=markdown.split("![pass@k]")[0] + images, key="benchmark-report", description="evoskill benchmark")
-    rows = [{"system": name, **s.model_dump(include={"passed", "total", "success_rate", "mean_wall_s", "mean_llm_calls"})} for name, s in summaries.items()]
+    """The report as Prefect artifacts: the markdown with its plots inlined, and the systems as a table."""
+    for plot in plots:
+        markdown = markdown.replace(f"]({plot.name})", f"](data:image/png;base64,{base64.b64encode(plot.read_bytes()).decode()})")
+    create_markdown_artifact(markdown=markdown, key="benchmark-report", description="evoskill benchmark")
+    fields = {"passed", "total", "success_rate", "mean_wall_s", "mean_llm_calls"}
+    rows = [{"system": name, **s.model_dump(include=fields)} for name, s in summaries.items()]
     create_table_artifact(table=rows, key="benchmark-systems", description="success per system")
 
 
-def _plan(suite: list[str], systems: list[str], reps: int, levels: list[int], workers: int) -> tuple[Suite, list[BenchmarkSystem]]:
-    """The tasks and systems to run, or a ``ValueError`` that says what is wrong with the request."""
+def _report_folder_problem(out: str | None) -> str | None:
+    """Why the report folder ``out`` cannot be written (its nearest existing part is a file, or read-only), or None."""
+    if out is None:
+        return None
+    path = Path(out).resolve()
+    existing = next(p for p in [path, *path.parents] if p.exists())
+    if not existing.is_dir():
+        return f"report folder {out}: {existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"report folder {out}: {existing} is not writable"
+    return None
+
+
+def _load(suite: list[str]) -> Suite:
+    """The suite's tasks, or a ``ValueError`` for a path that is missing or holds no task files, or when no task loads."""
+    paths = [Path(p) for p in suite]
+    bad_paths = suite_path_problems(paths)
+    if not paths or bad_paths:
+        raise ValueError("; ".join(bad_paths) or "name at least one task file or folder")
+    loaded = load_suite(paths)
+    if not loaded.tasks:
+        raise ValueError(f"no task loaded from {', '.join(suite)}\n" + "; ".join(loaded.problems))
+    return loaded
+
+
+def plan_benchmark(
+    suite: list[str], systems: list[str], reps: int, levels: list[int], workers: int, out: str | None = None
+) -> tuple[Suite, list[BenchmarkSystem]]:
+    """The tasks and systems to run, or a ``ValueError`` (one or two lines) that says what is wrong with the request.
+
+    Task files that do not load are listed in ``Suite.problems`` and the others run.
+    """
     chosen = resolve_systems(list(systems))
     if reps < 1 or workers < 1:
         raise ValueError(f"reps and workers must be at least 1 (got reps={reps}, workers={workers})")
     if not levels or set(levels) - {0, 1}:
         raise ValueError(f"levels are 0 (names the functions) and/or 1 (goal only); got {levels}")
-    loaded = load_suite(Path(p) for p in suite)
-    for problem in loaded.problems:
-        report("benchmark", "failed", problem)
-    if not loaded.tasks:
-        raise ValueError("no task loaded from " + ", ".join(suite) + ("; " + "; ".join(loaded.problems) if loaded.problems else ""))
-    return loaded, chosen
+    folder_problem = _report_folder_problem(out)
+    if folder_problem:
+        raise ValueError(folder_problem)
+    return _load(suite), chosen
 
 
-def _report(run: BenchmarkRun, loaded: Suite, summaries: dict[str, SystemSummary], settings: Settings, folder: Path) -> None:
+def _report(
+    run: BenchmarkRun, loaded: Suite, summaries: dict[str, SystemSummary], cases: list[CaseRow], settings: Settings, folder: Path
+) -> None:
+    """Write the report to ``folder`` and attach it to the flow run."""
     config = run.config
     header = (
         f"# evoskill benchmark {run.id}\n\n{len(loaded.tasks)} tasks × levels {config['levels']} × {config['reps']} repetitions; "
@@ -168,12 +206,8 @@ def _report(run: BenchmarkRun, loaded: Suite, summaries: dict[str, SystemSummary
         f"answer files hidden from generated code: {'yes' if run.answers_hidden else 'NO (no mount namespace here)'}"
         + ("\n\nTask files not loaded:\n" + "\n".join(f"- {p}" for p in loaded.problems) if loaded.problems else "")
     )
-    markdown, plots = write_report(summaries, header, folder)
-    images = "\n\n".join(f"![{p.stem}](data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()})" for p in plots)
-    create_markdown_artifact(markdown=markdown.split("![pass@k]")[0] + images, key="benchmark-report", description="evoskill benchmark")
-    fields = {"passed", "total", "success_rate", "mean_wall_s", "mean_llm_calls"}
-    rows = [{"system": name, **s.model_dump(include=fields)} for name, s in summaries.items()]
-    create_table_artifact(table=rows, key="benchmark-systems", description="success per system")
+    markdown, plots = write_report(summaries, header, folder, cases)
+    _artifacts(markdown, summaries, plots)
 
 
 def _execute(cases: list[BenchmarkCase], one: Callable[[BenchmarkCase], None], learning: set[str], workers: int) -> None:
@@ -250,7 +284,9 @@ def benchmark(
 ) -> BenchmarkSummary:
     """Run ``systems`` on every task in ``suite`` (folders or files) ``reps`` times at each level, then report."""
     started = time.perf_counter()
-    loaded, chosen = _plan(suite, systems, reps, levels, workers)
+    loaded, chosen = plan_benchmark(suite, systems, reps, levels, workers, out)
+    for problem in loaded.problems:
+        report("benchmark", "failed", problem)
     settings = get_settings(llm_backend=backend, llm_model=model)
     store = open_store(settings)
     tasks = {t.id: t for t in loaded.tasks}
@@ -294,14 +330,15 @@ def benchmark(
                 _execute(_in_order(pending), lambda case: keep(run_case(**arguments(case))), learning, workers)
     except LockHeld as exc:
         raise RuntimeError(f"benchmark {run.id} is running in another process; wait for it, or start anew with --fresh") from exc
-    summaries = summarise(done.values(), [s.name for s in chosen])
+    names = [s.name for s in chosen]
+    summaries, rows = summarise(done.values(), names), case_rows(done.values(), names)
     folder = Path(out) if out else settings.workspace.resolve() / "bench" / run.id / "report"
-    _report(run, loaded, summaries, settings, folder)
+    _report(run, loaded, summaries, rows, settings, folder)
     run.status, run.finished, run.report_dir = "done", datetime.now(timezone.utc), str(folder)
     store.put(run, reindex=False)
     report("benchmark", "done", f"{len(cases)}/{len(cases)} report in {folder}")
     return BenchmarkSummary(
-        run_id=run.id, resumed=resumed, tasks=len(loaded.tasks), runs=len(done), systems=summaries,
+        run_id=run.id, resumed=resumed, tasks=len(loaded.tasks), runs=len(done), systems=summaries, cases=rows,
         problems=loaded.problems, answers_hidden=run.answers_hidden, report_dir=str(folder),
         wall_s=round(time.perf_counter() - started, 2),
     )  # fmt: skip

@@ -6,8 +6,11 @@
 
 ``--json`` prints one object on stdout: ``run_id, resumed, tasks, runs, systems{NAME: {passed, total,
 success_rate, pass_at_k, mean_wall_s, mean_llm_calls, mean_tokens, by_level, by_category,
-by_difficulty}}, problems, answers_hidden, report_dir, wall_s``. Exit code: 0 when the benchmark
-ran (whatever it scored), 1 when it could not, 2 for bad usage.
+by_difficulty}}, cases[{task_id, level, rep, system, passed, answer, expected, reason, wall_s,
+llm_calls}], problems, answers_hidden, report_dir, wall_s``. Exit code: 0 when the benchmark
+ran (whatever it scored), 1 when it could not, 2 for bad usage: unknown systems, numbers below 1,
+a suite path that is missing or holds no task files, no task that loads, or a report folder that
+cannot be written; these are checked before any flow starts and reported in a line or two.
 """
 
 from __future__ import annotations
@@ -74,16 +77,23 @@ def _systems(text: str) -> list[str]:
     return [name for name in re.split(r"[,\s]+", text) if name]
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    if args.reps < 1 or args.workers < 1:
-        print("evoskill bench: --reps and --workers must be at least 1", file=sys.stderr)
-        return 2
-    from benchmarks.systems import resolve_systems
+def _levels(choice: str) -> list[int]:
+    return [0, 1] if choice == "both" else [int(choice)]
 
+
+def _checked_systems(args: argparse.Namespace) -> list[str]:
+    """The systems to run, once the whole request checks out (a ``ValueError`` that says what is wrong otherwise)."""
+    from flows.benchmark import plan_benchmark
+
+    _, chosen = plan_benchmark(args.suite, _systems(args.systems), args.reps, _levels(args.level), args.workers, args.out)
+    return [s.name for s in chosen]
+
+
+def run_bench(args: argparse.Namespace) -> int:
     try:
-        systems = [s.name for s in resolve_systems(_systems(args.systems))]
+        systems = _checked_systems(args)
     except ValueError as exc:
-        print(f"evoskill bench: --systems: {exc}", file=sys.stderr)
+        print(f"evoskill bench: {exc}", file=sys.stderr)
         return 2
     from flows.benchmark import benchmark
     from flows.prefect_api import prefect_runtime
@@ -97,7 +107,7 @@ def run_bench(args: argparse.Namespace) -> int:
         with prefect_runtime(settings) as where, bar.progress:
             bar.progress.console.print(f"Prefect API: {where}")
             summary = benchmark(
-                args.suite, systems=systems, reps=args.reps, levels=[0, 1] if args.level == "both" else [int(args.level)],
+                args.suite, systems=systems, reps=args.reps, levels=_levels(args.level),
                 backend=args.backend, model=args.model, fresh=args.fresh, workers=args.workers, out=args.out,
             )  # fmt: skip
     except ValueError as exc:

@@ -1,4 +1,4 @@
-"""The benchmark flow: reference mode, wrong and cheating solutions, malformed tasks, resume, scripted systems."""
+"""The benchmark flow: reference mode, wrong and cheating solutions, malformed tasks, resume, scripted systems, per-case report."""
 
 import json
 import shutil
@@ -14,7 +14,7 @@ from skills.store import open_store
 from tasks.files import file_lock
 from tasks.settings import get_settings
 from tasks.tools.sandbox import isolation_report
-from tests.codes import N2_CODE, N2_SKILL
+from tests.codes import N2_ANSWER, N2_CODE, N2_SKILL, O2_ANSWER
 
 STARTER = Path(__file__).resolve().parents[2] / "benchmarks" / "suites" / "starter"
 
@@ -70,6 +70,28 @@ def test_wrong_cheating_and_malformed_tasks(workspace, tmp_path):
         assert "JSONDecodeError" in records[("cheat", 1, 1)].reason  # its own task file reads as empty
     assert summary.systems["reference"].passed == 4 and summary.systems["reference"].by_level == {"0": 0.25, "1": 0.25}
     assert len(summary.problems) == 1 and "broken.json: user_query: Field required" in summary.problems[0]
+
+
+def test_summary_and_report_list_every_case_with_its_answers_and_why_it_failed(workspace, tmp_path):
+    suite = tmp_path / "suite"
+    task_file(suite, "right", "print(3)")
+    task_file(suite, "wrong", "print(4)")
+    task_file(suite, "piped", "import json\nprint(json.dumps('a|b\\nc'))", answer="x|y")
+    summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[1])
+    known = {"level": 1, "system": "reference", "llm_calls": 0}
+    piped = {"task_id": "piped", "passed": False, "answer": "a|b\nc", "expected": "x|y", "reason": "got 'a|b\\nc', expected 'x|y'"}
+    right = {"task_id": "right", "passed": True, "answer": 3, "expected": 3, "reason": None}
+    wrong = {"task_id": "wrong", "passed": False, "answer": 4, "expected": 3, "reason": "got 4.0, expected exactly 3.0"}
+    assert [c.model_dump(exclude={"wall_s"}) for c in summary.cases] == [
+        {**case, **known, "rep": rep} for case in (piped, right, wrong) for rep in (1, 2)
+    ]
+    assert all(0 < c.wall_s < 60 for c in summary.cases)
+    report = (Path(summary.report_dir) / "report.md").read_text()
+    table = report.split("## Cases\n\n")[1].strip().splitlines()
+    assert len(table) == 2 + 6
+    assert table[2].startswith("| piped | 1 | 1 | reference | no | \"a\\|b\\\\nc\" | \"x\\|y\" | got 'a\\|b\\\\nc', expected 'x\\|y' | ")
+    assert table[4].startswith("| right | 1 | 1 | reference | yes | 3 | 3 |  | ") and table[4].endswith(" | 0 |")
+    assert table[7].startswith("| wrong | 1 | 2 | reference | no | 4 | 3 | got 4.0, expected exactly 3.0 | ")
 
 
 class Crash(BaseException):
@@ -133,6 +155,12 @@ def test_native_and_skills_systems_with_the_scripted_model(scripted, tmp_path):
     assert o2.passed and o2.path == "skill" and o2.skill_id == n2.skill_id and o2.llm_calls == 1
     assert summary.systems["skills"].success_rate == 1.0 and summary.systems["native"].success_rate == 0.5
     assert summary.systems["native"].mean_tokens > 0
+    cases = {(c.system, c.task_id): c for c in summary.cases}
+    assert [(c.task_id, c.system) for c in summary.cases] == [(t, s) for t in ("ase_emt_atomization_n2", "ase_emt_atomization_o2") for s in ("native", "skills")]
+    native_o2 = cases[("native", "ase_emt_atomization_o2")]
+    assert (native_o2.passed, native_o2.answer, native_o2.expected, native_o2.llm_calls) == (False, N2_ANSWER, O2_ANSWER, 1)
+    assert native_o2.reason == f"got {N2_ANSWER}, expected {O2_ANSWER} ± 0.001 (off by {N2_ANSWER - O2_ANSWER:.6g})"
+    assert cases[("skills", "ase_emt_atomization_o2")].answer == O2_ANSWER and cases[("skills", "ase_emt_atomization_o2")].reason is None
 
 
 def test_cli_bench_json_and_bad_usage(workspace, tmp_path, capsys):
@@ -142,6 +170,11 @@ def test_cli_bench_json_and_bad_usage(workspace, tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert {"passed", "total", "success_rate", "pass_at_k", "mean_wall_s"} <= set(summary["systems"]["reference"])
     assert summary["systems"]["reference"]["pass_at_k"] == {"1": 1.0, "2": 1.0} and summary["runs"] == 2
+    assert [{k: v for k, v in case.items() if k != "wall_s"} for case in summary["cases"]] == [
+        {"task_id": "one", "level": 1, "rep": rep, "system": "reference", "passed": True, "answer": 3, "expected": 3, "reason": None, "llm_calls": 0}
+        for rep in (1, 2)
+    ]
+    assert all(set(case) == {"task_id", "level", "rep", "system", "passed", "answer", "expected", "reason", "wall_s", "llm_calls"} for case in summary["cases"])
     assert main(["bench", str(suite), "--systems", "reference,telepathy"]) == 2
     assert "unknown system(s) telepathy" in capsys.readouterr().err
     assert main(["bench", str(tmp_path / "nowhere"), "--systems", "reference"]) == 2
