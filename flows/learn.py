@@ -8,6 +8,7 @@ with the task's ``answer`` (within ``absolute_tolerance``) as the verification t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Literal
 
@@ -15,17 +16,19 @@ from prefect import flow
 from pydantic import BaseModel
 
 from benchmarks.task import BenchmarkTask, TaskFormatError, load_task
+from skills import STARTER_LIBRARY
 from skills.compile import CompileRequest, compile_and_store
 from skills.documents import Provenance
 from skills.store import open_store
 from tasks.answer_spec import read_answer_spec
+from tasks.files import write_atomic
 from tasks.llm import LLMClient, LLMError, make_client
 from tasks.models import AnswerSpec
 from tasks.settings import Settings, get_settings
 from tasks.stage import report
 from tasks.tools.memory import save_to_memory
 
-__all__ = ["LearnOutcome", "learn", "learn_task"]
+__all__ = ["LearnOutcome", "learn", "learn_task", "ensure_starter_library"]
 
 
 class LearnOutcome(BaseModel):
@@ -89,4 +92,30 @@ def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
         outcome = learn_task(task, settings, llm)
         report("learn", "done" if outcome.status != "rejected" else "failed", f"{outcome.task}: {outcome.status} {outcome.reason or outcome.skill_id}")
         outcomes.append(outcome)
+    return outcomes
+
+
+def _starter_marker(settings: Settings) -> Path:
+    return settings.workspace.resolve() / "starter-library.json"
+
+
+def ensure_starter_library(settings: Settings) -> list[LearnOutcome] | None:
+    """Learn the starter library into a new workspace's store, once; ``None`` when there was nothing to do.
+
+    A workspace counts as new when its store holds no skill and the starter library was never learned
+    there (a marker file records it, so a user who deleted every skill is not given them back).
+    """
+    marker = _starter_marker(settings)
+    if not settings.starter_library or marker.exists():
+        return None
+    store = open_store(settings)
+    if store.count("skills"):
+        return None
+    paths = sorted(str(p) for p in STARTER_LIBRARY.glob("*.json"))
+    report("starter-library", "start", f"a new workspace: learning the starter skill library ({len(paths)} tasks) once")
+    outcomes = learn(paths, backend=settings.llm_backend)
+    learned = [o for o in outcomes if o.status != "rejected"]
+    if settings.store != "memory":  # an in-memory store is new in every process
+        write_atomic(marker, json.dumps([o.model_dump() for o in outcomes], indent=1))
+    report("starter-library", "done", f"{len(learned)}/{len(outcomes)} starter skills learned")
     return outcomes

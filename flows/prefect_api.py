@@ -22,6 +22,11 @@ from tasks.settings import Settings
 __all__ = ["ensure_local_server", "prefect_runtime"]
 
 
+def _server_env() -> dict[str, str]:
+    """The environment of a Prefect server evoskill starts: no telemetry (it works offline; the failed sends are noise)."""
+    return {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", **os.environ}
+
+
 def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     """The API URL of the local Prefect server on ``prefect_server_port``, started if none answers."""
     api_url = f"http://127.0.0.1:{settings.prefect_server_port}/api"
@@ -32,7 +37,7 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
            "--port", str(settings.prefect_server_port), "--no-services"]  # fmt: skip
     with open(workspace / "prefect-server.log", "ab") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=_server_env())
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and proc.poll() is None:
         if url_responds(f"{api_url}/health", timeout=1.0):
@@ -46,6 +51,7 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
     """Run flows against the configured API with heartbeats off (each costs ~1 s per flow run)."""
     updates = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
+    os.environ.update(_server_env())  # an ephemeral server is a child process started from this environment
     if os.environ.get("PREFECT_API_URL"):
         where = os.environ["PREFECT_API_URL"]
     elif settings.prefect_api == "local-server":

@@ -17,6 +17,7 @@ Backends are configuration (``Settings.llm_backend``):
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -27,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from tasks.files import file_lock, write_atomic
 from tasks.models import LLMCall
 from tasks.settings import Settings
 
@@ -42,9 +44,25 @@ __all__ = [
     "ScriptedTransport",
     "LLMClient",
     "make_client",
+    "remembered_mode",
+    "remember_mode",
+    "echoes_schema",
+    "ECHO_PROBLEM",
+    "MODES_FILE",
+    "SCHEMA_WORDS",
+    "SCHEMA_TYPES",
 ]
 
 T = TypeVar("T", bound=BaseModel)
+log = logging.getLogger(__name__)
+
+# JSON-Schema keywords and type names: what a reply that echoes its schema is made of.
+SCHEMA_WORDS = frozenset(
+    {"$schema", "$defs", "$ref", "definitions", "properties", "additionalProperties", "required", "items", "prefixItems",
+     "type", "title", "description", "default", "enum", "const", "anyOf", "allOf", "oneOf", "format", "examples",
+     "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "pattern", "uniqueItems"}
+)  # fmt: skip
+SCHEMA_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
 
 class LLMError(RuntimeError):
@@ -86,36 +104,85 @@ class Transport(Protocol):
     ) -> ChatReply: ...
 
 
+STRUCTURED_MODES = ("json_schema", "json_object")
+MODES_FILE = "llm-structured-output.json"  # under the workspace: the mode each endpoint accepts
+# What an endpoint says when it does not take a response_format (llama.cpp: "Input should be 'text' or 'json_object'").
+_FORMAT_REFUSAL = re.compile(r"response.?format|json.?schema|json_object", re.IGNORECASE)
+
+
+class _FormatRefused(Exception):
+    """The endpoint refused the request's ``response_format`` (not the request as such)."""
+
+    def __init__(self, mode: str, status: int, message: str):
+        super().__init__(f"{mode}: {status} {' '.join(message.split())[:300]}")
+
+
 class OpenAITransport:
     """Chat completions through the ``openai`` SDK against any compatible endpoint.
 
-    ``mode`` picks how the schema is sent: ``json_schema`` (OpenAI, vLLM) or
-    ``json_object`` with an inline ``schema`` (llama.cpp's server rejects the former).
+    ``mode`` picks how the schema is sent: ``json_schema`` (OpenAI, vLLM), ``json_object`` with an
+    inline ``schema`` (llama.cpp's server rejects the former), or ``auto``: the mode this endpoint
+    (base URL + model) is known to accept, else ``json_schema`` and, when the endpoint refuses that
+    response_format, ``json_object``. What works is remembered for the process and in ``modes_file``.
     """
 
-    def __init__(self, base_url: str | None, api_key: str | None, model: str, mode: str, timeout_s: float):
-        self._args = (base_url, api_key, model, mode, timeout_s)
+    def __init__(
+        self, base_url: str | None, api_key: str | None, model: str, mode: str, timeout_s: float, modes_file: Path | None = None
+    ):
+        self._args = (base_url, api_key, model, mode, timeout_s, modes_file)
         self.model = model
         self.mode = mode
-        self.where = base_url or "https://api.openai.com/v1"
+        self.where = (base_url or "https://api.openai.com/v1").rstrip("/")
+        self.modes_file = modes_file
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Rebuilt from its arguments where it is unpickled (a Dask worker running a debug branch)."""
         return (OpenAITransport, self._args)
 
-    def _response_format(self, stage: str, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.mode == "json_object":
-            return {"type": "json_object", "schema": schema}
-        name = re.sub(r"[^A-Za-z0-9_-]", "_", stage)[:64]
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+    @property
+    def endpoint(self) -> str:
+        """The key under which this endpoint's structured-output mode is remembered."""
+        return f"{self.model} @ {self.where}"
+
+    def _modes_to_try(self) -> list[str]:
+        if self.mode != "auto":
+            return [self.mode]
+        first = remembered_mode(self.endpoint, self.modes_file) or STRUCTURED_MODES[0]
+        return [first, *(m for m in STRUCTURED_MODES if m != first)]
 
     def chat(self, stage, messages, schema, max_tokens, temperature) -> ChatReply:
+        refusals: list[_FormatRefused] = []
+        for mode in self._modes_to_try():
+            try:
+                reply = self._request(mode, stage, messages, schema, max_tokens, temperature)
+            except _FormatRefused as refusal:
+                log.info("LLM endpoint %s refused response_format %s", self.endpoint, refusal)
+                refusals.append(refusal)
+                continue
+            if self.mode == "auto":
+                remember_mode(self.endpoint, mode, self.modes_file)
+            return reply
+        raise self._refused(refusals)
+
+    def _refused(self, refusals: list[_FormatRefused]) -> LLMError:
+        if self.mode != "auto":
+            return LLMError(
+                f"LLM endpoint {self.where} refused response_format {refusals[0]}; "
+                "EVOSKILL_LLM_STRUCTURED_OUTPUT=auto finds the mode it accepts"
+            )
+        tried = "; ".join(str(r) for r in refusals)
+        return LLMError(f"LLM endpoint {self.where} (model {self.model}) accepted no structured-output mode; tried {tried}")
+
+    def _request(
+        self, mode: str, stage: str, messages: list[dict[str, str]], schema: dict[str, Any], max_tokens: int, temperature: float
+    ) -> ChatReply:
+        """One request in ``mode``; ``_FormatRefused`` when the endpoint refuses that response_format."""
         try:
             resp = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
-                response_format=self._response_format(stage, schema),  # type: ignore[arg-type]
+                response_format=_response_format(mode, stage, schema),  # type: ignore[arg-type]
                 max_tokens=max_tokens,
                 temperature=temperature,
             )
@@ -123,9 +190,11 @@ class OpenAITransport:
             raise LLMTransientError(f"LLM request to {self.where} timed out: {exc}") from exc
         except openai.APIConnectionError as exc:
             raise LLMUnavailableError(f"cannot reach the LLM endpoint at {self.where}: {exc}") from exc
-        except (openai.RateLimitError, openai.InternalServerError) as exc:
-            raise LLMTransientError(f"LLM endpoint {self.where} answered {exc.status_code}: {exc.message}") from exc
         except openai.APIStatusError as exc:
+            if exc.status_code in (400, 422, 500) and _FORMAT_REFUSAL.search(exc.message):
+                raise _FormatRefused(mode, exc.status_code, exc.message) from exc
+            if isinstance(exc, (openai.RateLimitError, openai.InternalServerError)):
+                raise LLMTransientError(f"LLM endpoint {self.where} answered {exc.status_code}: {exc.message}") from exc
             raise LLMError(f"LLM endpoint {self.where} refused the request ({exc.status_code}): {exc.message}") from exc
         choice = resp.choices[0]
         usage = resp.usage
@@ -136,6 +205,52 @@ class OpenAITransport:
             completion_tokens=usage.completion_tokens if usage else 0,
             finish_reason=choice.finish_reason,
         )
+
+
+def _response_format(mode: str, stage: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` of a request: OpenAI's ``json_schema`` or llama.cpp's ``json_object`` + schema."""
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", stage)[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+
+
+# Structured-output modes found to work, per endpoint ("model @ base_url"), for this process.
+_known_modes: dict[str, str] = {}
+_known_lock = threading.Lock()
+
+
+def _read_modes(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if v in STRUCTURED_MODES} if isinstance(data, dict) else {}
+
+
+def remembered_mode(endpoint: str, path: Path | None) -> str | None:
+    """The structured-output mode ``endpoint`` is known to accept: found by this process, else in ``path``."""
+    with _known_lock:
+        if endpoint not in _known_modes and (mode := _read_modes(path).get(endpoint)):
+            _known_modes[endpoint] = mode
+        return _known_modes.get(endpoint)
+
+
+def remember_mode(endpoint: str, mode: str, path: Path | None) -> None:
+    """Keep ``mode`` as the one ``endpoint`` accepts, for this process and (when given) in the JSON file ``path``."""
+    with _known_lock:
+        if _known_modes.get(endpoint) == mode:
+            return
+        _known_modes[endpoint] = mode
+    if path is None:
+        return
+    try:
+        with file_lock(path.with_suffix(".lock")):
+            write_atomic(path, json.dumps(_read_modes(path) | {endpoint: mode}, indent=1, sort_keys=True))
+    except OSError as exc:
+        log.warning("could not record the structured-output mode of %s in %s: %s", endpoint, path, exc)
 
 
 @dataclass
@@ -199,15 +314,121 @@ class ScriptedTransport:
         )
 
 
+def _object_span(text: str) -> str | None:
+    """The text from the first ``{`` to the last ``}`` (one JSON object inside prose or a fence)."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else None
+
+
 def _parse(text: str, schema: type[T]) -> T:
     """Validate a reply; tolerate a fenced block or prose around one JSON object."""
     try:
         return schema.model_validate_json(text)
     except ValidationError:
-        start, end = text.find("{"), text.rfind("}")
-        if start == -1 or end <= start:
+        span = _object_span(text)
+        if span is None:
             raise
-        return schema.model_validate_json(text[start : end + 1])
+        return schema.model_validate_json(span)
+
+
+def _reply_json(text: str) -> Any:
+    """The JSON value of a reply (or of the one object inside its prose); ``None`` when there is none."""
+    for candidate in (text, _object_span(text)):
+        try:
+            return json.loads(candidate) if candidate else None
+        except ValueError:
+            continue
+    return None
+
+
+ECHO_PROBLEM = "the reply echoed the schema instead of filling it"
+
+
+def echoes_schema(data: Any, schema: dict[str, Any]) -> bool:
+    """Whether a reply (its JSON value) repeats ``schema`` or parts of it instead of filling it in.
+
+    >>> schema = {"title": "Reply", "type": "object", "required": ["code"], "properties": {
+    ...     "packages": {"type": "array", "items": {"type": "string"}, "description": "Packages it imports."},
+    ...     "code": {"type": "string", "description": "The script."}}}
+    >>> echoes_schema(schema, schema), echoes_schema({"packages": ["items", "type", "description"], "code": "x"}, schema)
+    (True, True)
+    >>> echoes_schema({"packages": {"type": "array", "items": {"type": "string"}}, "code": "x"}, schema)
+    True
+    >>> echoes_schema({"packages": ["numpy"], "code": "print(type(1))"}, schema)
+    False
+    """
+    if not isinstance(data, dict):
+        return False
+    fields = schema.get("properties", {})
+    return _is_schema_itself(data, fields, schema) or any(
+        _echoes_field(data[name], node, schema) for name, node in fields.items() if name in data
+    )
+
+
+def _is_schema_itself(data: dict[str, Any], fields: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """The reply's own keys are the schema's: ``properties``, ``$defs``, ``type: object``, its ``title``, keywords only."""
+    stray = set(data) - set(fields)
+    if stray & {"properties", "$defs", "definitions", "$schema"}:
+        return True
+    if "type" in stray and data["type"] in SCHEMA_TYPES:
+        return True
+    if "title" in stray and data["title"] == schema.get("title"):
+        return True
+    return bool(stray) and stray <= SCHEMA_WORDS and not set(data) & set(fields)
+
+
+def _echoes_field(value: Any, node: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """A field's value is its own schema, a type name, a description, or a list of schema words."""
+    if isinstance(value, dict):
+        return _is_schema_node(value, node)
+    if isinstance(value, str):
+        return _is_schema_text(value, node, schema)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        words = {v.strip() for v in value}
+        items = node.get("items", {})
+        if all(_is_schema_text(w, items, schema) for w in words):
+            return True
+        return len(words) >= 2 and not words <= SCHEMA_TYPES and words <= SCHEMA_WORDS | SCHEMA_TYPES | _field_names(schema)
+    return False
+
+
+def _is_schema_node(value: dict[str, Any], node: dict[str, Any]) -> bool:
+    """A dict of schema keywords where the field takes no object, or one repeating the field's title or description."""
+    if not value or not set(value) <= SCHEMA_WORDS:
+        return False
+    if not _types(node) & {None, "object"}:
+        return True
+    return any(key in node and value.get(key) == node[key] for key in ("title", "description"))
+
+
+def _is_schema_text(text: str, node: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """A string that is one of the schema's descriptions, or the field's own type name (not one of its allowed values)."""
+    text = text.strip()
+    if text in _descriptions(schema):
+        return True
+    return text in SCHEMA_TYPES and text in _types(node) and text not in node.get("enum", ())
+
+
+def _types(node: dict[str, Any]) -> set[str | None]:
+    """The JSON types a schema node allows (``None``: unconstrained or a reference)."""
+    return {sub.get("type") for sub in node.get("anyOf") or node.get("oneOf") or [node]}
+
+
+def _walk(schema: Any) -> list[dict[str, Any]]:
+    """Every schema node (dict) inside ``schema``, itself included."""
+    if isinstance(schema, list):
+        return [n for item in schema for n in _walk(item)]
+    if not isinstance(schema, dict):
+        return []
+    return [schema, *(n for value in schema.values() for n in _walk(value))]
+
+
+def _descriptions(schema: dict[str, Any]) -> set[str]:
+    return {d.strip() for n in _walk(schema) if isinstance(d := n.get("description"), str) and d.strip()}
+
+
+def _field_names(schema: dict[str, Any]) -> set[str]:
+    return {name for n in _walk(schema) if isinstance(props := n.get("properties"), dict) for name in props}
 
 
 def _short(error: ValidationError) -> str:
@@ -294,6 +515,8 @@ class LLMClient:
             try:
                 if reply.finish_reason == "length":
                     raise ValueError(f"reply cut off at max_tokens={s.llm_max_tokens} (likely repetition)")
+                if echoes_schema(_reply_json(reply.text), json_schema):
+                    raise ValueError(ECHO_PROBLEM)
                 parsed = _parse(reply.text, schema)
             except (ValidationError, ValueError) as exc:
                 problem = _short(exc) if isinstance(exc, ValidationError) else str(exc)
@@ -329,14 +552,14 @@ def make_client(settings: Settings) -> LLMClient:
             raise LLMError("the scripted backend needs EVOSKILL_LLM_SCRIPT (a JSON reply script)")
         return LLMClient(ScriptedTransport.from_file(settings.llm_script), settings)
     if settings.llm_backend == "embedded":
-        from tasks.llm_server import ensure_server
+        from tasks.llm_server import EmbeddedTransport
 
-        server = ensure_server(settings)
         mode = "json_object" if settings.llm_structured_output == "auto" else settings.llm_structured_output
-        transport = OpenAITransport(server.base_url, None, server.model, mode, settings.llm_timeout_s)
-        return LLMClient(transport, settings)
+        return LLMClient(EmbeddedTransport(settings, mode), settings)
     if not settings.llm_model:
         raise LLMError("the openai backend needs EVOSKILL_LLM_MODEL")
-    mode = "json_schema" if settings.llm_structured_output == "auto" else settings.llm_structured_output
-    transport = OpenAITransport(settings.llm_base_url, settings.api_key(), settings.llm_model, mode, settings.llm_timeout_s)
+    transport = OpenAITransport(
+        settings.llm_base_url, settings.api_key(), settings.llm_model, settings.llm_structured_output, settings.llm_timeout_s,
+        modes_file=settings.workspace.resolve() / MODES_FILE,
+    )  # fmt: skip
     return LLMClient(transport, settings)

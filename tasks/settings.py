@@ -54,7 +54,10 @@ class Settings(BaseSettings):
     llm_script: Path | None = Field(default=None, description="Reply script (JSON) for the 'scripted' backend.")
     llm_structured_output: Literal["auto", "json_schema", "json_object"] = Field(
         default="auto",
-        description="How the JSON schema is sent: OpenAI's json_schema, or llama.cpp's json_object+schema.",
+        description=(
+            "How the JSON schema is sent: OpenAI's json_schema, llama.cpp's json_object+schema, or 'auto' (the openai backend "
+            "tries json_schema, then json_object when the endpoint refuses it, and remembers the working mode per endpoint)."
+        ),
     )
     llm_max_tokens: int = Field(default=512, gt=0)
     llm_temperature: float = Field(default=0.2, ge=0.0, le=2.0)
@@ -69,6 +72,9 @@ class Settings(BaseSettings):
     embedded_context: int = Field(default=4096, gt=0)
     embedded_threads: int | None = None
     embedded_start_timeout_s: float = Field(default=120.0, gt=0)
+    embedded_idle_stop_s: float = Field(
+        default=1800.0, ge=0, description="Stop the embedded server after this many seconds without a request (0: never)."
+    )
 
     # --- solving ------------------------------------------------------------------
     debug_strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))
@@ -81,6 +87,9 @@ class Settings(BaseSettings):
         default=True, description="Continuous-learning tools (search, code extraction and retrieval) and retrieved memories."
     )
     use_memory: bool = Field(default=True, description="Recall skills and memories from the store before solving.")
+    starter_library: bool = Field(
+        default=True, description="Learn the starter skill library into a new workspace's empty store before its first question (once)."
+    )
     allow_install: bool = Field(default=False, description="Let the code agent pip-install missing packages.")
     install_allowlist: list[str] = Field(default_factory=list, description="Packages the code agent may install.")
 

@@ -12,6 +12,7 @@ import sys
 
 from pydantic import BaseModel, Field
 
+from tasks.llm import SCHEMA_TYPES, SCHEMA_WORDS
 from tasks.settings import Settings
 from tasks.tools.errors import ToolError
 
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# JSON-Schema vocabulary, never a package name.
+_SCHEMA_NAMES = SCHEMA_WORDS | SCHEMA_TYPES
 
 # Import names whose distribution on PyPI is named differently.
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow"}
@@ -103,9 +107,13 @@ def imported_packages(code: str) -> list[str]:
 
 
 def module_names(names: list[str]) -> list[str]:
-    """The valid top-level module names among ``names`` (a model may put prose or dotted paths there)."""
+    """The valid top-level module names among ``names`` (a model may put prose, dotted paths or schema words there).
+
+    JSON-Schema keywords and type names (``items``, ``type``, ``description``, ``string``) are never taken:
+    they come from a reply that echoed its schema.
+    """
     tops = {n.strip().split(".")[0] for n in names}
-    return sorted(n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names)
+    return sorted(n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names and n not in _SCHEMA_NAMES)
 
 
 def missing_packages(modules: list[str]) -> list[str]:

