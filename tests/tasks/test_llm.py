@@ -16,6 +16,7 @@ from tasks.llm import (
     make_client,
 )
 from tasks.settings import Settings
+from tests.http_fakes import send_json
 
 
 class Pair(BaseModel):
@@ -114,12 +115,7 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"name": "n", "count": 7}'}}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16},
         }  # fmt: skip
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, 200, reply)
 
     def log_message(self, *args):
         pass

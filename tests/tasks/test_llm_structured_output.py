@@ -9,8 +9,17 @@ import pytest
 from pydantic import BaseModel
 
 import tasks.llm
-from tasks.llm import MODES_FILE, LLMClient, LLMError, LLMTransientError, OpenAITransport, make_client, remember_mode
+from tasks.llm import (
+    MODES_FILE,
+    LLMClient,
+    LLMError,
+    LLMTransientError,
+    OpenAITransport,
+    make_client,
+    remember_mode,
+)
 from tasks.settings import Settings, get_settings
+from tests.http_fakes import send_json
 
 # What llama_cpp.server 0.3.36 answers (500) when response_format is {"type": "json_schema", ...}.
 LLAMA_CPP_REFUSAL = {
@@ -62,12 +71,7 @@ def endpoint():
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 - http.server API
             status, reply = fake.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, reply)
 
         def log_message(self, *args):
             pass
