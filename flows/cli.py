@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -37,7 +36,7 @@ from flows.cli_serve import add_parsers as add_serve_parsers
 from flows.cli_serve import run_mcp, run_serve
 from flows.cli_skills import add_parsers as add_skill_parsers
 from flows.cli_skills import run_learn, run_memory, run_skills
-from flows.cli_terminal import quiet_terminal
+from flows.cli_terminal import Progress, log_unexpected, quiet_terminal
 from flows.cli_tools import add_parser as add_tool_parser
 from flows.cli_tools import run_tool
 from flows.cli_worker import add_parser as add_worker_parser
@@ -89,18 +88,6 @@ def _add_verbose(parser: argparse.ArgumentParser) -> None:
                 _add_verbose(child)
 
 
-class _Progress:
-    """Prints stage events to stderr with the time since the command started."""
-
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def __call__(self, stage: str, status: str, detail: str) -> None:
-        mark = {"start": "…", "progress": "·", "done": "✓", "failed": "✗"}[status]
-        text = f"[{time.perf_counter() - self.t0:6.1f}s] {mark} {stage}" + (f": {detail[:160]}" if detail else "")
-        print(text, file=sys.stderr, flush=True)
-
-
 def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print()
     if result.question:
@@ -145,23 +132,27 @@ def _solve(args: argparse.Namespace) -> int:
     from flows.learn import ensure_starter_library
     from flows.prefect_api import prefect_runtime
     from flows.solve import solve
+    from tasks.llm import LLMError
     from tasks.settings import get_settings
     from tasks.stage import add_listener
 
-    add_listener(_Progress())
+    add_listener(Progress())
     try:
         settings = get_settings(llm_backend=args.backend, llm_model=args.model)
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
-            ensure_starter_library(settings)
             if args.plan:
                 return _print_plan(_planned(args.query, settings), args.json)
+            ensure_starter_library(settings)
             result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
     except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
+    except LLMError as exc:
+        print(f"evoskill solve failed: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
-        print(f"evoskill solve failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(log_unexpected("solve", exc), file=sys.stderr)
         return 1
     if args.json:
         print(result.model_dump_json())
@@ -226,7 +217,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.transfer import SkillFileError
 
     handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker,
-               "serve": run_serve, "mcp": run_mcp}[args.command]  # fmt: skip
+               "serve": run_serve, "mcp": run_mcp, "llm": _llm}[args.command]  # fmt: skip
     try:
         return handler(args)
     except (ValidationError, SettingsError) as exc:
@@ -239,7 +230,7 @@ def _guarded(args: argparse.Namespace) -> int:
     except (StoreError, SkillFileError, ClusterUnavailable) as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
-        print(f"evoskill {args.command} failed unexpectedly: {type(exc).__name__}: {exc} (please report this)", file=sys.stderr)
+        print(log_unexpected(args.command, exc), file=sys.stderr)
     return 1
 
 
@@ -248,8 +239,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_terminal(verbose=getattr(args, "verbose", False))
     if args.command == "solve":
         return _solve(args)
-    if args.command == "llm":
-        return _llm(args)
     return _guarded(args)
 
 

@@ -47,16 +47,20 @@ def _add_user(settings, name: str) -> int:  # noqa: ANN001 - Settings, imported 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from flows.cli_terminal import Progress
     from flows.learn import ensure_starter_library
     from flows.prefect_api import prefect_runtime
     from flows.web.app import create_app
     from tasks.settings import get_settings
+    from tasks.stage import add_listener, remove_listener
 
     settings = get_settings()
     if args.add_user:
         return _add_user(settings, args.add_user)
     with prefect_runtime(settings) as where:
+        add_listener(progress := Progress())
         ensure_starter_library(settings)
+        remove_listener(progress)
         prefect_ui = where.removesuffix("/api") if where.startswith("http") else None
         app = create_app(settings, prefect_ui=prefect_ui)
         print(f"evoskill chat on http://{args.host}:{args.port}/chat  (Prefect: {where}; login {'on' if settings.web_login else 'off'})", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def run_skills(args: argparse.Namespace) -> int:
                 print(f"{s.id:<36} ({params})  {s.description.splitlines()[0][:90] if s.description else ''}")
             print(f"{len(skills)} skills", file=sys.stderr)
         if not skills:
-            where = settings.store_root() if settings.store == "monty" else settings.store
+            where = settings.store_root() if settings.store == "monty" else re.sub(r"//[^/@]*@", "//", settings.store)  # no password
             print(EMPTY_STORE_HINT.format(store=where, library=STARTER_LIBRARY), file=sys.stderr)
         return 0
     if args.action == "show":

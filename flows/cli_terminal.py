@@ -3,6 +3,7 @@
 The CLI prints its own progress and result. Prefect's INFO lines, HTTP noise, Python warnings and
 the tracebacks libraries log stay out of the terminal: every handler that writes to stdout or stderr
 is swapped for one file handler (``<workspace>/logs/evoskill.log``) with the same level and format.
+evoskill's own warnings (e.g. a sandbox weaker than asked for) still reach stderr, one line each.
 Run logs still reach the Prefect API (its handler is untouched). ``--verbose`` keeps the terminal as
 Prefect set it up.
 """
@@ -13,10 +14,11 @@ import functools
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["log_file", "quiet_terminal", "WorkspaceLogHandler"]
+__all__ = ["log_file", "quiet_terminal", "WorkspaceLogHandler", "OwnWarningsHandler", "OWN_LOGGERS", "log_unexpected", "Progress"]
 
 
 def log_file() -> Path:
@@ -33,8 +35,39 @@ def log_file() -> Path:
     return workspace.resolve() / "logs" / "evoskill.log"
 
 
+class Progress:
+    """Prints stage events to stderr with the time since the command started."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __call__(self, stage: str, status: str, detail: str) -> None:
+        mark = {"start": "…", "progress": "·", "done": "✓", "failed": "✗"}[status]
+        text = f"[{time.perf_counter() - self.t0:6.1f}s] {mark} {stage}" + (f": {detail[:160]}" if detail else "")
+        print(text, file=sys.stderr, flush=True)
+
+
+# evoskill's own loggers: their warnings (a weaker sandbox, a cluster fallback) are for the user to see.
+OWN_LOGGERS = ("tasks", "skills", "flows", "deployments", "benchmarks")
+
+
+class OwnWarningsHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Warnings and errors of evoskill's own loggers, one line each on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.setLevel(logging.WARNING)
+        self.setFormatter(logging.Formatter("evoskill: %(levelname)s: %(message)s"))
+        self.addFilter(lambda record: record.name.split(".")[0] in OWN_LOGGERS)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The message without its traceback (that stays in the log file)."""
+        plain = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None, "levelname": record.levelname.lower()})
+        return super().format(plain)
+
+
 def _writes_to_terminal(handler: logging.Handler) -> bool:
-    if isinstance(handler, logging.FileHandler) or not isinstance(handler, logging.StreamHandler):
+    if isinstance(handler, (logging.FileHandler, OwnWarningsHandler)) or not isinstance(handler, logging.StreamHandler):
         return False
     return handler.stream in (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__)
 
@@ -69,6 +102,8 @@ def _swap_terminal_handlers(target: Path) -> None:
                 shared[key] = replacement
             logger.removeHandler(handler)
             logger.addHandler(shared[key])
+    if not any(isinstance(h, WorkspaceLogHandler) for h in logging.root.handlers):  # the file sees what the root sees
+        logging.root.addHandler(WorkspaceLogHandler(target, delay=True, encoding="utf-8"))
     # Records that find no handler at all would reach the last resort, which writes to stderr.
     last_resort = WorkspaceLogHandler(target, delay=True, encoding="utf-8")
     last_resort.setLevel(logging.WARNING)
@@ -90,6 +125,8 @@ def quiet_terminal(verbose: bool = False, path: Path | None = None) -> Path | No
     logging.captureWarnings(True)
     configuration.ensure_logging_setup()
     _swap_terminal_handlers(target)
+    if not any(isinstance(h, OwnWarningsHandler) for h in logging.root.handlers):
+        logging.root.addHandler(OwnWarningsHandler())
     setup = configuration.setup_logging
     original = getattr(setup, "__wrapped__", setup)
 
@@ -101,3 +138,9 @@ def quiet_terminal(verbose: bool = False, path: Path | None = None) -> Path | No
 
     configuration.setup_logging = setup_logging_quietly
     return target
+
+
+def log_unexpected(command: str, error: BaseException) -> str:
+    """Keep the traceback of an error nobody expected in the log file; the one line the user sees."""
+    logging.getLogger("evoskill.cli").error("evoskill %s failed", command, exc_info=error)
+    return f"evoskill {command} failed unexpectedly: {type(error).__name__}: {error} (traceback in {log_file()}; please report this)"

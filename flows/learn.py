@@ -21,7 +21,7 @@ from skills.compile import CompileRequest, compile_and_store
 from skills.documents import Provenance
 from skills.store import open_store
 from tasks.answer_spec import read_answer_spec
-from tasks.files import write_atomic
+from tasks.files import file_lock, write_atomic
 from tasks.llm import LLMClient, LLMError, make_client
 from tasks.models import AnswerSpec
 from tasks.settings import Settings, get_settings
@@ -103,19 +103,20 @@ def ensure_starter_library(settings: Settings) -> list[LearnOutcome] | None:
     """Learn the starter library into a new workspace's store, once; ``None`` when there was nothing to do.
 
     A workspace counts as new when its store holds no skill and the starter library was never learned
-    there (a marker file records it, so a user who deleted every skill is not given them back).
+    there (a marker file records it, so a user who deleted every skill is not given them back). An
+    in-memory store is new in every process and is left empty. Concurrent first commands learn it once.
     """
     marker = _starter_marker(settings)
-    if not settings.starter_library or marker.exists():
+    if not settings.starter_library or settings.store == "memory" or marker.exists():
         return None
-    store = open_store(settings)
-    if store.count("skills"):
-        return None
-    paths = sorted(str(p) for p in STARTER_LIBRARY.glob("*.json"))
-    report("starter-library", "start", f"a new workspace: learning the starter skill library ({len(paths)} tasks) once")
-    outcomes = learn(paths, backend=settings.llm_backend)
-    learned = [o for o in outcomes if o.status != "rejected"]
-    if settings.store != "memory":  # an in-memory store is new in every process
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(marker.with_suffix(".lock")):
+        if marker.exists() or open_store(settings).count("skills"):
+            return None
+        paths = sorted(str(p) for p in STARTER_LIBRARY.glob("*.json"))
+        report("starter-library", "start", f"a new workspace: learning the starter skill library ({len(paths)} tasks) once")
+        outcomes = learn(paths, backend=settings.llm_backend)
         write_atomic(marker, json.dumps([o.model_dump() for o in outcomes], indent=1))
+    learned = [o for o in outcomes if o.status != "rejected"]
     report("starter-library", "done", f"{len(learned)}/{len(outcomes)} starter skills learned")
     return outcomes

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -347,6 +348,10 @@ ECHO_PROBLEM = "the reply echoed the schema instead of filling it"
 def echoes_schema(data: Any, schema: dict[str, Any]) -> bool:
     """Whether a reply (its JSON value) repeats ``schema`` or parts of it instead of filling it in.
 
+    One field gives the echo away when it holds a schema node, one of the schema's descriptions, or a list of schema
+    words with a JSON-Schema keyword in it. A bare type name (``"string"``, ``["string"]``) is a legitimate value on its
+    own (a ``dtype``, the stdlib module ``string``): it counts only when the whole reply is made of such words.
+
     >>> schema = {"title": "Reply", "type": "object", "required": ["code"], "properties": {
     ...     "packages": {"type": "array", "items": {"type": "string"}, "description": "Packages it imports."},
     ...     "code": {"type": "string", "description": "The script."}}}
@@ -354,15 +359,22 @@ def echoes_schema(data: Any, schema: dict[str, Any]) -> bool:
     (True, True)
     >>> echoes_schema({"packages": {"type": "array", "items": {"type": "string"}}, "code": "x"}, schema)
     True
+    >>> echoes_schema({"packages": ["string"], "code": "string"}, schema)
+    True
     >>> echoes_schema({"packages": ["numpy"], "code": "print(type(1))"}, schema)
+    False
+    >>> echoes_schema({"packages": ["enum", "string"], "code": "import enum, string"}, schema)
     False
     """
     if not isinstance(data, dict):
         return False
     fields = schema.get("properties", {})
-    return _is_schema_itself(data, fields, schema) or any(
-        _echoes_field(data[name], node, schema) for name, node in fields.items() if name in data
-    )
+    if _is_schema_itself(data, fields, schema):
+        return True
+    filled = {name: data[name] for name in fields if name in data and data[name] not in (None, "", [], {})}
+    if any(_echoes_field(value, fields[name], schema) for name, value in filled.items()):
+        return True
+    return _is_made_of_schema_words(filled, fields, schema)
 
 
 def _is_schema_itself(data: dict[str, Any], fields: dict[str, Any], schema: dict[str, Any]) -> bool:
@@ -378,17 +390,47 @@ def _is_schema_itself(data: dict[str, Any], fields: dict[str, Any], schema: dict
 
 
 def _echoes_field(value: Any, node: dict[str, Any], schema: dict[str, Any]) -> bool:
-    """A field's value is its own schema, a type name, a description, or a list of schema words."""
+    """A field's value that is an echo by itself: its own schema, a description, or a list of schema words.
+
+    A list counts only when it holds a JSON-Schema keyword: a word of ``SCHEMA_WORDS`` that is neither one of the
+    schema's field names (a bind reply listing other parameters) nor a stdlib module (``enum`` in ``packages``).
+    Type names alone (``["string"]``) are left to ``_is_made_of_schema_words``.
+    """
     if isinstance(value, dict):
         return _is_schema_node(value, node)
     if isinstance(value, str):
-        return _is_schema_text(value, node, schema)
+        return value.strip() in _descriptions(schema)
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         words = {v.strip() for v in value}
-        items = node.get("items", {})
-        if all(_is_schema_text(w, items, schema) for w in words):
+        if words <= _descriptions(schema):
             return True
-        return len(words) >= 2 and not words <= SCHEMA_TYPES and words <= SCHEMA_WORDS | SCHEMA_TYPES | _field_names(schema)
+        names = _field_names(schema)
+        keywords = (words & SCHEMA_WORDS) - names - sys.stdlib_module_names
+        return len(words) >= 2 and bool(keywords) and words <= SCHEMA_WORDS | SCHEMA_TYPES | names
+    return False
+
+
+def _is_made_of_schema_words(filled: dict[str, Any], fields: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Every filled field holds only type names or keywords, and the reply is more than one optional field.
+
+    ``{"packages": ["string"], "code": "string"}`` is an echo; ``{"dtype": "string"}`` (one optional bind parameter)
+    and ``{"conflict": "string", "question": ""}`` are answers.
+    """
+    if not filled or not all(_is_schema_word_value(value, fields[name]) for name, value in filled.items()):
+        return False
+    return len(filled) >= 2 or bool(set(filled) & set(schema.get("required", ())))
+
+
+def _is_schema_word_value(value: Any, node: dict[str, Any]) -> bool:
+    """A type name or keyword (not one of the field's allowed values), a list of them, or a dict of keywords."""
+    allowed = {v for sub in [node, *(node.get("anyOf") or node.get("oneOf") or [])] for v in sub.get("enum", ())}
+    words = SCHEMA_TYPES | SCHEMA_WORDS
+    if isinstance(value, str):
+        return value.strip() in words and value.strip() not in allowed
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and v.strip() in words - allowed for v in value)
+    if isinstance(value, dict):
+        return bool(value) and set(value) <= SCHEMA_WORDS
     return False
 
 
@@ -399,14 +441,6 @@ def _is_schema_node(value: dict[str, Any], node: dict[str, Any]) -> bool:
     if not _types(node) & {None, "object"}:
         return True
     return any(key in node and value.get(key) == node[key] for key in ("title", "description"))
-
-
-def _is_schema_text(text: str, node: dict[str, Any], schema: dict[str, Any]) -> bool:
-    """A string that is one of the schema's descriptions, or the field's own type name (not one of its allowed values)."""
-    text = text.strip()
-    if text in _descriptions(schema):
-        return True
-    return text in SCHEMA_TYPES and text in _types(node) and text not in node.get("enum", ())
 
 
 def _types(node: dict[str, Any]) -> set[str | None]:

@@ -7,7 +7,8 @@ with a signal or exit code, or ``stopped`` on request or after ``embedded_idle_s
 request. Every later command finds it there; a crashed, vanished or unreachable server is started
 again. ``EmbeddedTransport`` does the same during a solve: a connection error restarts the server
 once and sends the request again; a second failure names the crash and quotes the log's last lines.
-``evoskill llm serve|status|stop`` manage it.
+``evoskill llm serve|status|stop`` manage it. A record in the previous version's shape (a bare
+``llama_cpp.server`` started directly) has its server stopped before a new one starts.
 """
 
 from __future__ import annotations
@@ -21,16 +22,21 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from tasks.files import file_lock
 from tasks.llm import ChatReply, LLMUnavailableError, OpenAITransport
 from tasks.llm_supervisor import (
     ServerState,
     SupervisorSpec,
+    command_line,
     idle_for,
     is_live,
+    is_supervisor,
     process_alive,
     read_state,
     registered_states,
@@ -69,6 +75,10 @@ def _state_file(settings: Settings) -> Path:
 
 def _start_lock(settings: Settings) -> Path:
     return settings.workspace.resolve() / "llm-server.lock"
+
+
+def _log_file(settings: Settings) -> Path:
+    return settings.workspace.resolve() / "llm-server.log"
 
 
 def model_file(settings: Settings) -> Path:
@@ -126,14 +136,20 @@ def _why_stopped(state: ServerState) -> str:
     return "idle" if state.reason == "idle" else "on request"
 
 
-def _failure_message(state: ServerState, starting: bool = False) -> str:
+def _quoted_log(settings: Settings) -> str:
+    """The workspace's own server log, quoted; never a path a state file names, which could be any file."""
+    log = _log_file(settings)
+    return f"last lines of {log}:\n{_log_tail(str(log))}"
+
+
+def _failure_message(settings: Settings, state: ServerState, starting: bool = False) -> str:
     """Why a server is not answering, for an ``LLMUnavailableError``."""
     when = " while starting" if starting else ""
     if state.status == "stopped":
         what = f"was stopped{when} ({_why_stopped(state)})"
     else:
         what = f"crashed{when} ({_how_it_ended(state)})"
-    return f"the embedded LLM server {what} — last lines of {state.log_path}:\n{_log_tail(state.log_path)}"
+    return f"the embedded LLM server {what} — {_quoted_log(settings)}"
 
 
 def describe(state: ServerState | None) -> str:
@@ -188,9 +204,9 @@ def _touch(state: ServerState) -> None:
         pass
 
 
-def _gone_within(pid: int, seconds: float) -> bool:
+def _gone_within(alive: Callable[[], bool], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while process_alive(pid):
+    while alive():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
@@ -198,18 +214,57 @@ def _gone_within(pid: int, seconds: float) -> bool:
 
 
 def _end_supervisor(state_path: Path, state: ServerState) -> None:
-    """Ask a supervisor to stop its server and record it; kill the process group if it lingers."""
+    """Ask a supervisor to stop its server and record it; kill the process group if it lingers.
+
+    Only a process whose command line holds the record's id is signalled (see ``is_supervisor``).
+    """
+    if not is_supervisor(state):
+        return
     try:
         os.kill(state.pid, signal.SIGTERM)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone, or not ours
         return
-    if _gone_within(state.pid, _STOP_WAIT_S):
+    if _gone_within(lambda: is_supervisor(state), _STOP_WAIT_S):
         return
     try:
-        os.killpg(state.pid, signal.SIGKILL)
-    except ProcessLookupError:
+        os.killpg(state.pid, signal.SIGKILL)  # its own session: the group is the supervisor and the server
+    except (ProcessLookupError, PermissionError):
         pass
     write_owned(state_path, state.model_copy(update={"status": "stopped", "reason": "stop", "ended_at": time.time()}))
+
+
+class _OldState(BaseModel):
+    """A record from the version that ran ``python -m llama_cpp.server`` directly, in its own session."""
+
+    model_config = ConfigDict(extra="forbid")
+    pid: int
+    port: int
+    model: str
+    model_path: str
+    log_path: str
+
+
+def _end_old_server(state_path: Path) -> bool:
+    """Stop the server an old-shaped record names, if that pid still runs ``llama_cpp.server``; say whether one did."""
+    try:
+        old = _OldState.model_validate_json(state_path.read_text())
+    except (OSError, ValueError):
+        return False
+    argv = command_line(old.pid) if old.pid > 0 else None
+    if not argv or "llama_cpp.server" not in argv or not process_alive(old.pid):
+        return False
+    try:
+        leads_group = os.getpgid(old.pid) == old.pid  # started with start_new_session
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if leads_group:
+                os.killpg(old.pid, sig)
+            else:
+                os.kill(old.pid, sig)
+            if _gone_within(lambda: process_alive(old.pid), _STOP_WAIT_S):
+                break
+    except (ProcessLookupError, PermissionError):
+        pass
+    return True
 
 
 def _server_command(settings: Settings, state: ServerState, template: list[str] | None) -> list[str]:
@@ -229,7 +284,7 @@ def _new_state(settings: Settings) -> ServerState:
     gguf = model_file(settings)
     return ServerState(
         id=uuid.uuid4().hex, workspace=str(root), port=free_port(), model=gguf.stem, model_path=str(gguf),
-        log_path=str(root / "llm-server.log"), heartbeat_path=str(root / "llm-server.heartbeat"), started_at=time.time(),
+        log_path=str(_log_file(settings)), heartbeat_path=str(root / "llm-server.heartbeat"), started_at=time.time(),
     )  # fmt: skip
 
 
@@ -241,18 +296,18 @@ def _await_ready(settings: Settings, state: ServerState, supervisor: subprocess.
         current = read_state(path)
         if current is not None and current.id == state.id:
             if not is_live(current):
-                raise LLMUnavailableError(_failure_message(server_status(settings) or current, starting=True))
+                raise LLMUnavailableError(_failure_message(settings, server_status(settings) or current, starting=True))
             if url_responds(f"{state.base_url}/models", timeout=1.0):
                 return current
         elif supervisor.poll() is not None:
-            raise LLMUnavailableError(f"the embedded LLM supervisor failed — last lines of {state.log_path}:\n{_log_tail(state.log_path)}")
+            raise LLMUnavailableError(f"the embedded LLM supervisor failed — {_quoted_log(settings)}")
         time.sleep(0.2)
     current = read_state(path)
     if current is not None and current.id == state.id:
         _end_supervisor(path, current)
     raise LLMUnavailableError(
         f"the embedded LLM server did not come up on {state.base_url} within {settings.embedded_start_timeout_s:.0f} s"
-        f" — last lines of {state.log_path}:\n{_log_tail(state.log_path)}"
+        f" — {_quoted_log(settings)}"
     )
 
 
@@ -284,6 +339,8 @@ def ensure_server(settings: Settings, command: list[str] | None = None) -> Serve
             return state
         if state is not None and is_live(state):
             _end_supervisor(path, state)
+        if state is None:
+            _end_old_server(path)
         state = _launch(settings, command)
         _touch(state)
         return state
@@ -294,7 +351,9 @@ def stop_server(settings: Settings) -> bool:
     path = _state_file(settings)
     with file_lock(_start_lock(settings)):
         state = read_state(path)
-        if state is None or not is_live(state):
+        if state is None:
+            return _end_old_server(path)
+        if not is_live(state):
             return False
         _end_supervisor(path, state)
         return True
@@ -363,4 +422,4 @@ class EmbeddedTransport:
             return inner.chat(stage, messages, schema, max_tokens, temperature)
         except LLMUnavailableError as exc:
             ended = _recorded_end(self.settings, server)
-            raise LLMUnavailableError(_failure_message(ended) if ended else str(exc)) from exc
+            raise LLMUnavailableError(_failure_message(self.settings, ended) if ended else str(exc)) from exc

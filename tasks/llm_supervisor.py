@@ -48,6 +48,8 @@ __all__ = [
     "read_state",
     "write_owned",
     "is_live",
+    "is_supervisor",
+    "command_line",
     "process_alive",
     "idle_for",
     "registered_states",
@@ -110,9 +112,38 @@ def process_alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
+def command_line(pid: int) -> list[str] | None:
+    """The arguments process ``pid`` was started with (``None``: gone, not readable, or no procfs)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # PermissionError included: not ours to judge, so not ours
+        return None
+    return raw.decode(errors="replace").split("\0")[:-1] if raw else None
+
+
+def _supervised_id(pid: int) -> str | None:
+    """The record id in the spec of the supervisor running as ``pid``; ``None`` when ``pid`` is no supervisor."""
+    argv = command_line(pid)
+    if not argv or "tasks.llm_supervisor" not in argv or "supervise" not in argv[:-1]:
+        return None
+    try:
+        return SupervisorSpec.model_validate_json(argv[argv.index("supervise") + 1]).state.id
+    except ValueError:
+        return None
+
+
+def is_supervisor(state: ServerState) -> bool:
+    """Whether ``state.pid`` is still this record's supervisor: its command line holds the record's id.
+
+    A bare pid is not enough: after the supervisor is killed (out of memory, ``docker stop``) and the
+    machine or container restarts, the pid may belong to an unrelated process, or another user's.
+    """
+    return state.pid > 0 and _supervised_id(state.pid) == state.id and process_alive(state.pid)
+
+
 def is_live(state: ServerState) -> bool:
     """Whether the record says running and its supervisor still exists."""
-    return state.status == "running" and state.pid > 0 and process_alive(state.pid)
+    return state.status == "running" and is_supervisor(state)
 
 
 def read_state(path: Path) -> ServerState | None:
@@ -176,7 +207,10 @@ def registered_states() -> list[ServerState]:
     """Every live server in the registry (entries of ended ones are dropped)."""
     found = []
     for entry in sorted(registry_dir().glob("*.path")):
-        state_path = Path(entry.read_text().strip())
+        try:
+            state_path = Path(entry.read_text().strip())
+        except OSError:  # dropped meanwhile by another listing
+            continue
         if not state_path.exists():
             entry.unlink(missing_ok=True)
             continue
@@ -237,7 +271,7 @@ def _wait(child: subprocess.Popen[bytes], spec: SupervisorSpec, wake_fd: int) ->
             return "idle"
         ready, _, _ = select.select([wake_fd], [], [], timeout)
         if ready and set(os.read(wake_fd, 512)) & {int(s) for s in _STOP_SIGNALS}:
-            return "stop"
+            return "exit" if child.poll() is not None else "stop"  # a child that already ended crashed
 
 
 def _terminate(child: subprocess.Popen[bytes]) -> int:

@@ -29,7 +29,7 @@ __all__ = [
 
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-# JSON-Schema vocabulary, never a package name.
+# JSON-Schema vocabulary: a package name only when such a module is installed.
 _SCHEMA_NAMES = SCHEMA_WORDS | SCHEMA_TYPES
 
 # Import names whose distribution on PyPI is named differently.
@@ -107,26 +107,31 @@ def imported_packages(code: str) -> list[str]:
 
 
 def module_names(names: list[str]) -> list[str]:
-    """The valid top-level module names among ``names`` (a model may put prose, dotted paths or schema words there).
+    """The valid top-level non-stdlib module names among ``names`` (a model may put prose, dotted paths or schema words there).
 
-    JSON-Schema keywords and type names (``items``, ``type``, ``description``, ``string``) are never taken:
-    they come from a reply that echoed its schema.
+    A JSON-Schema keyword or type name (``items``, ``type``, ``description``, ``object``) comes from a reply that
+    echoed its schema and is dropped, unless it is a module importable here (``pattern`` is on PyPI; ``string``,
+    ``enum``, ``array`` are stdlib and left out like every stdlib module). Only those few words are looked up.
+
+    >>> module_names(["items", "type", "numpy", "ase.build", "json", "the numpy package"])
+    ['ase', 'numpy']
     """
     tops = {n.strip().split(".")[0] for n in names}
-    return sorted(n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names and n not in _SCHEMA_NAMES)
+    valid = (n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names)
+    return sorted(n for n in valid if n not in _SCHEMA_NAMES or _importable(n))
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` is found here (never raises: a broken finder counts as not found)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def missing_packages(modules: list[str]) -> list[str]:
     """The modules among ``modules`` that cannot be imported here."""
-    missing = []
-    for module in module_names(modules):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            missing.append(module)
-    return missing
+    return [module for module in module_names(modules) if not _importable(module)]
 
 
 def install_dependencies(modules: list[str], settings: Settings) -> InstallReport:

@@ -1,6 +1,5 @@
 """Cluster specs chosen by settings: an unreachable scheduler, the fallback, Slurm/PBS job scripts, the task runner."""
 
-import socket
 import time
 
 import pytest
@@ -8,17 +7,12 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from deployments.cluster import ClusterUnavailable, close_clusters, jobqueue_cluster, open_cluster
 from deployments.task_runners import task_runner
+from tasks.net import free_port
 from tasks.settings import Settings
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_an_unreachable_scheduler_is_a_clear_error(workspace):
-    address = f"tcp://127.0.0.1:{_closed_port()}"
+    address = f"tcp://127.0.0.1:{free_port()}"
     started = time.perf_counter()
     with pytest.raises(ClusterUnavailable, match=f"could not reach the Dask scheduler at {address} within 2 s.*dask scheduler"):
         open_cluster(Settings(dask_cluster="address", dask_address=address, dask_connect_timeout_s=2))
@@ -26,7 +20,7 @@ def test_an_unreachable_scheduler_is_a_clear_error(workspace):
 
 
 def test_the_fallback_to_a_local_cluster_happens_only_when_configured(workspace):
-    settings = Settings(dask_cluster="address", dask_address=f"tcp://127.0.0.1:{_closed_port()}", dask_connect_timeout_s=1,
+    settings = Settings(dask_cluster="address", dask_address=f"tcp://127.0.0.1:{free_port()}", dask_connect_timeout_s=1,
                         dask_fallback_local=True, dask_workers=1)  # fmt: skip
     try:
         dask = open_cluster(settings)

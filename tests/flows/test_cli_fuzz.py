@@ -145,5 +145,8 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(workspace, monkeypatch)
     monkeypatch.setattr("flows.cli.run_skills", broken)
     code, _, err = run_cli(["skills", "list"])
     assert code == 1 and "Traceback" not in err
-    assert err.strip() == "evoskill skills failed unexpectedly: ZeroDivisionError: division by zero (please report this)"
+    log = workspace.resolve() / "logs" / "evoskill.log"
+    assert err.strip() == f"evoskill skills failed unexpectedly: ZeroDivisionError: division by zero (traceback in {log}; please report this)"
+    logged = log.read_text()
+    assert "Traceback" in logged and 'raise ZeroDivisionError("division by zero")' in logged
 

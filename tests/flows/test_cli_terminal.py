@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from prefect.settings import PREFECT_API_URL
 
-from flows.cli_terminal import WorkspaceLogHandler, quiet_terminal
+from flows.cli_terminal import quiet_terminal
 
 REPO = Path(__file__).parents[2]
 QUERY = "What is 2+2? Return an integer."
 
 
-def test_terminal_handlers_go_to_the_file_and_stay_there(tmp_path):
+def test_terminal_handlers_go_to_the_file_and_stay_there(tmp_path, capsys):
     target = tmp_path / "logs" / "evoskill.log"
     logger = logging.getLogger("evoskill.test.terminal")
     logger.addHandler(logging.StreamHandler(sys.stderr))
@@ -29,11 +29,25 @@ def test_terminal_handlers_go_to_the_file_and_stay_there(tmp_path):
     from prefect.logging.configuration import setup_logging
 
     setup_logging(incremental=False)  # Prefect configures itself again (an in-process server, its engine)
-    assert all(not isinstance(h, logging.StreamHandler) or isinstance(h, WorkspaceLogHandler) for h in logging.root.handlers)
     logging.getLogger("prefect").warning("after Prefect set itself up again")
     warnings.warn("a library's warning", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == ""
     text = target.read_text()
     assert "a line for the file" in text and "after Prefect set itself up again" in text and "a library's warning" in text
+
+
+def test_evoskills_own_warnings_still_reach_the_terminal_in_one_line(tmp_path, capsys):
+    target = tmp_path / "evoskill.log"
+    quiet_terminal(path=target)
+    try:
+        raise OSError("no user namespaces")
+    except OSError as exc:
+        logging.getLogger("tasks.tools.sandbox").warning("sandbox: generated code runs under resource limits only", exc_info=exc)
+    logging.getLogger("prefect.engine").warning("a Prefect line")
+    err = capsys.readouterr().err
+    assert err == "evoskill: warning: sandbox: generated code runs under resource limits only\n"
+    logged = target.read_text()
+    assert "no user namespaces" in logged and "a Prefect line" in logged
 
 
 def test_verbose_leaves_the_terminal_alone(tmp_path):

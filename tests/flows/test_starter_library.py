@@ -70,3 +70,11 @@ def test_an_empty_store_says_how_to_fill_it(workspace, monkeypatch, capsys):
     assert main(["skills", "list"]) == 0
     err = capsys.readouterr().err
     assert "0 skills" in err and f"evoskill learn {STARTER_LIBRARY}/*.json" in err
+
+
+def test_the_hint_never_shows_a_store_password(workspace, monkeypatch, capsys):
+    monkeypatch.setenv("EVOSKILL_STORE", "mongodb://alice:s3cret@db.example:27017")
+    monkeypatch.setattr("skills.store.open_store", lambda settings: type("Empty", (), {"latest_skills": lambda self: [], "problems": []})())
+    assert main(["skills", "list"]) == 0
+    err = capsys.readouterr().err
+    assert "s3cret" not in err and "alice" not in err and "mongodb://db.example:27017" in err

@@ -1,5 +1,4 @@
 import json
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -15,6 +14,7 @@ from tasks.llm import (
     ScriptedTransport,
     make_client,
 )
+from tasks.net import free_port
 from tasks.settings import Settings
 from tests.http_fakes import send_json
 
@@ -90,14 +90,8 @@ def test_scripted_replies_match_sub_stages_in_order():
     assert llm.structured("debug:x", "s", "u", Pair).name == "b"
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_unreachable_endpoint_says_where_it_tried():
-    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     llm = LLMClient(OpenAITransport(url, "k", "m", "json_schema", timeout_s=5), Settings())
     with pytest.raises(LLMUnavailableError, match=url.replace(".", r"\.")):
         llm.structured("research", "sys", "user", Pair)

@@ -5,12 +5,16 @@ completions, or kills itself with SIGSEGV) under the real supervisor, through ``
 ``command`` parameter; the ``embedded`` one kills the real llama.cpp server between two calls.
 """
 
+import asyncio
 import importlib.util
+import json
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +25,7 @@ from flows.cli import main
 from tasks.llm import LLMClient, LLMUnavailableError, make_client
 from tasks.llm_server import (
     EmbeddedTransport,
+    _failure_message,
     describe,
     ensure_server,
     machine_servers,
@@ -28,7 +33,15 @@ from tasks.llm_server import (
     server_status,
     stop_server,
 )
-from tasks.llm_supervisor import process_alive, registry_dir
+from tasks.llm_supervisor import (
+    ServerState,
+    SupervisorSpec,
+    _Heartbeat,
+    _wait,
+    process_alive,
+    registry_dir,
+)
+from tasks.net import free_port
 from tasks.settings import Settings, get_settings
 
 FAKE_SERVER = '''
@@ -107,6 +120,34 @@ def _until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
     return True
 
 
+def _record(workspace: Path, pid: int, **fields) -> ServerState:
+    """A record saying running, for ``pid``, written to ``workspace``'s state file."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    fields = {"log_path": str(workspace / "llm-server.log"), "heartbeat_path": str(workspace / "llm-server.heartbeat"), **fields}
+    state = ServerState(
+        id=uuid.uuid4().hex, workspace=str(workspace), pid=pid, port=free_port(), model="fake", model_path="/x",
+        started_at=time.time(), **fields,
+    )  # fmt: skip
+    (workspace / "llm-server.json").write_text(state.model_dump_json())
+    return state
+
+
+@pytest.fixture
+def bystander() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """``bystander(*argv)``: a process in its own session, killed afterwards."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*argv: str) -> subprocess.Popen[bytes]:
+        started.append(subprocess.Popen(argv, start_new_session=True))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 def test_configured_model_file_must_exist(workspace, monkeypatch, tmp_path):
     monkeypatch.setenv("EVOSKILL_EMBEDDED_MODEL_PATH", str(tmp_path / "missing.gguf"))
     with pytest.raises(LLMUnavailableError, match="missing.gguf"):
@@ -129,6 +170,103 @@ def test_a_record_from_an_older_version_is_ignored(workspace):
     workspace.mkdir(parents=True)
     (workspace / "llm-server.json").write_text('{"pid": 999999, "port": 1, "model": "m", "model_path": "/x", "log_path": "/y"}')
     assert server_status(get_settings()) is None
+
+
+def test_a_recorded_pid_that_is_no_supervisor_of_the_record_is_left_alone(fake, workspace, bystander, tmp_path):
+    """After the supervisor is SIGKILLed and the machine restarts, its pid may be an unrelated process."""
+    sleep = bystander("sleep", "30")
+    stale = _record(workspace, sleep.pid, log_path=str(tmp_path / "secret.txt"))
+    (tmp_path / "secret.txt").write_text("TOPSECRET\n")
+    settings = get_settings()
+    assert server_status(settings).status == "crashed"
+    assert stop_server(settings) is False and sleep.poll() is None
+    fresh = ensure_server(settings, fake("answer"))
+    assert fresh.id != stale.id and fresh.pid != sleep.pid and sleep.poll() is None
+    assert "TOPSECRET" not in _failure_message(settings, stale)  # only the workspace's own log is quoted
+    assert stop_server(settings) is True and sleep.poll() is None
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may signal any process")
+def test_a_recorded_pid_of_another_user_is_not_ours(workspace):
+    _record(workspace, 1)
+    settings = get_settings()
+    assert server_status(settings).status == "crashed" and stop_server(settings) is False
+
+
+def test_a_server_the_previous_version_started_is_stopped(fake, workspace, bystander):
+    def old_record(pid: int) -> None:
+        old = {"pid": pid, "port": free_port(), "model": "m", "model_path": "/x", "log_path": str(workspace / "llm-server.log")}
+        (workspace / "llm-server.json").write_text(json.dumps(old))
+
+    workspace.mkdir(parents=True)
+    settings = get_settings()
+    unrelated = bystander("sleep", "30")
+    old_record(unrelated.pid)
+    assert stop_server(settings) is False and unrelated.poll() is None  # not a llama_cpp.server: left alone
+    old = bystander(sys.executable, "-c", "import time; time.sleep(60)", "llama_cpp.server")
+    assert _until(lambda: "llama_cpp.server" in Path(f"/proc/{old.pid}/cmdline").read_text())
+    old_record(old.pid)
+    assert server_status(settings) is None
+    ensure_server(settings, fake("answer"))
+    assert old.wait(5) == -signal.SIGTERM and server_status(settings).status == "running"
+    assert stop_server(settings) is True
+    old = bystander(sys.executable, "-c", "import time; time.sleep(60)", "llama_cpp.server")
+    assert _until(lambda: "llama_cpp.server" in Path(f"/proc/{old.pid}/cmdline").read_text())
+    old_record(old.pid)
+    assert stop_server(settings) is True and old.wait(5) == -signal.SIGTERM
+    assert stop_server(settings) is False and unrelated.poll() is None
+
+
+def test_a_crash_seen_with_a_stop_request_is_recorded_as_a_crash(tmp_path):
+    """SIGCHLD and SIGTERM read in one wake-up: the child that already ended crashed."""
+
+    class Child:
+        def __init__(self, code: int | None):
+            self.polls, self.code = 0, code
+
+        def poll(self) -> int | None:  # running at the first look, then ``code``
+            self.polls += 1
+            return None if self.polls == 1 else self.code
+
+    state = ServerState(id="x", workspace=str(tmp_path), port=1, model="m", model_path="/x", log_path="/y", heartbeat_path="/z", started_at=0)
+    spec = SupervisorSpec(state=state, state_path=tmp_path / "s.json", command=["x"], idle_stop_s=0)
+    for child, expected in ((Child(-signal.SIGSEGV), "exit"), (Child(None), "stop")):
+        read_fd, write_fd = os.pipe()
+        try:
+            os.write(write_fd, bytes([signal.SIGCHLD, signal.SIGTERM]))
+            assert _wait(child, spec, read_fd) == expected
+        finally:
+            os.close(read_fd)
+            os.close(write_fd)
+
+
+def test_an_unreadable_registry_entry_is_skipped(workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (registry_dir() / "0123456789abcdef.path").mkdir(parents=True)  # as if dropped by another listing meanwhile
+    assert machine_servers() == []
+
+
+def test_the_heartbeat_middleware_counts_requests_but_not_health_probes(tmp_path):
+    beat = tmp_path / "llm-server.heartbeat"
+    seen: list[str | None] = []
+
+    async def app(scope, receive, send):
+        seen.append(beat.read_text() if beat.exists() else None)
+        if scope["path"] == "/fail":
+            raise RuntimeError("boom")
+
+    middleware = _Heartbeat(app, beat)
+    asyncio.run(middleware({"type": "http", "method": "GET", "path": "/v1/models"}, None, None))
+    assert seen == [None] and not beat.exists()  # a health probe is no activity
+    asyncio.run(middleware({"type": "http", "method": "POST", "path": "/v1/chat/completions"}, None, None))
+    assert seen[-1] == "1" and beat.read_text() == "0"  # in flight while it runs, none after
+    beat.write_text("0")
+    os.utime(beat, (0, 0))
+    asyncio.run(middleware({"type": "http", "method": "GET", "path": "/v1/models/"}, None, None))
+    assert beat.stat().st_mtime == 0
+    with pytest.raises(RuntimeError):
+        asyncio.run(middleware({"type": "http", "method": "POST", "path": "/fail"}, None, None))
+    assert seen[-1] == "1" and beat.read_text() == "0" and beat.stat().st_mtime > 0
 
 
 def test_a_running_server_is_reused_and_stopped_on_request(fake):

@@ -85,3 +85,76 @@ def test_schema_words_are_never_package_names():
     assert module_names(["items", "type", "description", "properties", "string", "object", "numpy", "ase.build"]) == ["ase", "numpy"]
     solution = CodeReply(packages=["items", "type", "description"], code="import numpy\nprint(1)").to_solution()
     assert solution.packages == ["numpy"]
+
+
+# A bind schema as the bind stage builds it: params_model(skill.parameters, optional=True), parameters from run()'s signature.
+SKILL_CODE = '''
+def run(energy: float = -3.2, volume: float = 11.5, columns: list = ["energy"], type: str = "fcc", dtype: str = "float") -> dict:
+    """Tabulate an equation of state.
+
+    columns: which quantities to tabulate
+    type: the lattice type
+    """
+    return {}
+'''
+
+
+def bind_model():
+    from skills.params import params_model, signature_schema
+
+    return params_model(signature_schema(SKILL_CODE), optional=True)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"columns": ["energy", "volume"]},
+        {"energy": None, "volume": None, "columns": ["energy", "volume", "type"], "type": None, "dtype": None},
+        {"dtype": "string"},
+        {"type": "string"},
+        {"energy": -3.1, "volume": 12.0, "columns": ["energy", "volume"], "type": "string"},
+    ],
+    ids=["other parameter names", "parameter names with nulls", "dtype string", "parameter named type", "a full reply"],
+)
+def test_a_bind_reply_naming_parameters_or_types_is_accepted_first_time(reply):
+    llm = client([{"stage": "bind", "content": reply}], llm_schema_retries=0)
+    bound = llm.structured("bind", "sys", "user", bind_model())
+    assert {k: v for k, v in bound.model_dump().items() if v is not None} == {k: v for k, v in reply.items() if v is not None}
+    assert [c.ok for c in llm.calls] == [True]
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        {"columns": ["anyOf", "items", "type"], "energy": 1.0},
+        {"type": "string", "dtype": "string"},
+        {"type": "string", "columns": ["string"]},
+    ],
+)
+def test_a_bind_echo_is_still_detected(echo):
+    schema = bind_model().model_json_schema()
+    assert echoes_schema(schema, schema)
+    assert echoes_schema(echo, schema)
+
+
+@pytest.mark.parametrize("packages", [["string"], ["enum", "string"]])
+def test_stdlib_modules_named_like_schema_words_are_accepted_first_time(packages):
+    reply = {"packages": packages, "code": "import enum\nimport string\nprint(string.ascii_lowercase, enum.Enum)"}
+    llm = client([{"stage": "research", "content": reply}], llm_schema_retries=0)
+    assert llm.structured("research", "sys", "user", CodeReply) == CodeReply(**reply)
+    assert [c.ok for c in llm.calls] == [True]
+
+
+@pytest.mark.parametrize("question", ["Do you mean the Python type 'string' or the word?", ""])
+def test_a_triage_conflict_that_is_a_type_name_is_accepted_first_time(question):
+    reply = {"conflict": "string", "question": question}
+    llm = client([{"stage": "triage", "content": reply}], llm_schema_retries=0)
+    assert llm.structured("triage", "sys", "user", TriageReply) == TriageReply(**reply)
+    assert [c.ok for c in llm.calls] == [True]
+
+
+def test_a_reply_made_only_of_type_names_is_an_echo():
+    schema = CodeReply.model_json_schema()
+    assert echoes_schema({"packages": ["string"], "code": "string"}, schema)
+    assert echoes_schema({"code": "string"}, schema)  # its only filled field is a required one
+    assert not echoes_schema({"packages": ["string"], "code": "import string"}, schema)

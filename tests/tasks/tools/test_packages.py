@@ -27,3 +27,11 @@ def test_package_not_installable_offline_is_reported(monkeypatch):
     # A name no index has: pip fails, and the report says so instead of raising.
     report = install_dependencies(["evoskill_no_such_pkg_zz"], Settings(allow_install=True, install_allowlist=["evoskill-no-such-pkg-zz"]))
     assert report.installed == [] and "not installable" in report.refused[0]
+
+
+def test_schema_words_are_dropped_unless_importable(tmp_path, monkeypatch):
+    assert module_names(["items", "type", "pattern", "format", "enum", "string", "numpy"]) == ["numpy"]
+    (tmp_path / "pattern.py").write_text("")  # `pattern` is a PyPI package: installed, it is a real import
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert module_names(["items", "type", "pattern", "format", "numpy"]) == ["numpy", "pattern"]
+    assert missing_packages(["pattern", "items"]) == []
