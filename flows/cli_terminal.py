@@ -85,6 +85,12 @@ class WorkspaceLogHandler(logging.FileHandler):
         return super()._open()
 
 
+def _file_handler(target: Path, level: int = logging.NOTSET) -> WorkspaceLogHandler:
+    handler = WorkspaceLogHandler(target, delay=True, encoding="utf-8")
+    handler.setLevel(level)
+    return handler
+
+
 def _swap_terminal_handlers(target: Path) -> None:
     """Replace every handler that writes to the terminal with a file handler of the same level and format."""
     shared: dict[tuple[int, int], logging.Handler] = {}
@@ -94,8 +100,7 @@ def _swap_terminal_handlers(target: Path) -> None:
                 continue
             key = (handler.level, id(handler.formatter))
             if key not in shared:
-                replacement = WorkspaceLogHandler(target, delay=True, encoding="utf-8")
-                replacement.setLevel(handler.level)
+                replacement = _file_handler(target, handler.level)
                 replacement.setFormatter(handler.formatter or logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
                 for log_filter in handler.filters:
                     replacement.addFilter(log_filter)
@@ -103,11 +108,9 @@ def _swap_terminal_handlers(target: Path) -> None:
             logger.removeHandler(handler)
             logger.addHandler(shared[key])
     if not any(isinstance(h, WorkspaceLogHandler) for h in logging.root.handlers):  # the file sees what the root sees
-        logging.root.addHandler(WorkspaceLogHandler(target, delay=True, encoding="utf-8"))
+        logging.root.addHandler(_file_handler(target))
     # Records that find no handler at all would reach the last resort, which writes to stderr.
-    last_resort = WorkspaceLogHandler(target, delay=True, encoding="utf-8")
-    last_resort.setLevel(logging.WARNING)
-    logging.lastResort = last_resort
+    logging.lastResort = _file_handler(target, logging.WARNING)
 
 
 def quiet_terminal(verbose: bool = False, path: Path | None = None) -> Path | None:
