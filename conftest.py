@@ -125,8 +125,8 @@ def dask_cluster(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
 @pytest.fixture
 def web_app(workspace: Path) -> Iterator[Any]:
     """The web app over the test's settings, its solves going through the real solve flow."""
-    from flows.web.app import create_app
-    from tasks.settings import get_settings
+    from deployments.settings import get_settings
+    from flows.interfaces.web.app import create_app
 
     app = create_app(get_settings(), prefect_ui="http://127.0.0.1:4200")
     yield app

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from benchmarks.metrics import CaseRow, SystemSummary
-from tasks.files import write_atomic
+from deployments.files import write_atomic
 
 __all__ = ["markdown_table", "breakdown_table", "cases_table", "cell", "write_report", "plot_pass_at_k", "plot_by_category"]
 

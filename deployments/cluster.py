@@ -10,7 +10,7 @@
 - ``slurm`` / ``pbs``: dask-jobqueue submits ``dask_workers`` batch jobs, each one worker, with
   the options in ``dask_jobqueue`` (queue, account, cores, memory, walltime, ...).
 
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> dask = open_cluster(Settings(dask_workers=1))        # doctest: +SKIP
 >>> dask.client.submit(sum, [1, 2]).result()             # doctest: +SKIP
 3
@@ -28,7 +28,7 @@ from distributed import Client, LocalCluster
 from distributed.deploy import Cluster
 
 from deployments.resources import format_resources, worker_memory, worker_resources
-from tasks.settings import Settings
+from deployments.settings import Settings
 
 __all__ = ["ClusterUnavailable", "DaskCluster", "open_cluster", "close_clusters", "jobqueue_cluster"]
 

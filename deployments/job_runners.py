@@ -29,7 +29,7 @@ from maggma.stores import MemoryStore
 from pydantic import BaseModel
 
 from deployments.resources import format_resources
-from tasks.settings import Settings
+from deployments.settings import Settings
 
 __all__ = ["JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources"]
 

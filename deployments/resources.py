@@ -18,7 +18,7 @@ import re
 from dask.utils import parse_bytes
 from distributed.system import MEMORY_LIMIT
 
-from tasks.settings import Settings
+from deployments.settings import Settings
 
 __all__ = ["ResourceError", "detect_gpus", "detected_resources", "worker_memory", "worker_resources", "parse_resources", "format_resources"]
 

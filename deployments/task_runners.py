@@ -1,6 +1,6 @@
 """The Prefect task runner for parallel stages: Dask (prefect-dask) when a cluster is configured, threads otherwise.
 
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> type(task_runner(Settings())).__name__
 'ThreadPoolTaskRunner'
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from tasks.settings import Settings
+from deployments.settings import Settings
 
 __all__ = ["task_runner"]
 

@@ -15,8 +15,13 @@ import socket
 import sys
 from urllib.parse import urlparse
 
-from deployments.resources import format_resources, parse_resources, worker_memory, worker_resources
-from tasks.settings import Settings
+from deployments.resources import (
+    format_resources,
+    parse_resources,
+    worker_memory,
+    worker_resources,
+)
+from deployments.settings import Settings
 
 __all__ = ["SchedulerUnreachable", "worker_command", "check_scheduler"]
 

@@ -2,7 +2,7 @@
 
 Each (system, repetition) gets a fresh workspace and store; systems other than ``skills`` run with
 memory off, and ``skills`` learns from the earlier tasks of its repetition. The task files and the
-main store are hidden from generated code (mount namespace; see ``tasks.tools.sandbox``). Every
+main store are hidden from generated code (mount namespace; see ``deployments.sandbox.execute``). Every
 checked run is stored at once in the ``benchmark_records`` collection, so a benchmark that crashed
 is resumed by running the same command again: finished runs are kept, the rest run. Cases run on
 ``workers`` threads, or as task runs on the Dask cluster when one is configured
@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact, update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NONE
 from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel, Field
@@ -40,15 +45,15 @@ from benchmarks.metrics import CaseRow, SystemSummary, case_rows, summarise
 from benchmarks.report import write_report
 from benchmarks.systems import DEFAULT_SYSTEMS, BenchmarkSystem, resolve_systems
 from benchmarks.task import BenchmarkTask, Suite, load_suite, suite_path_problems
+from deployments.files import LockHeld, file_lock
+from deployments.progress import report
+from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code
+from deployments.settings import Settings, get_settings
 from deployments.task_runners import task_runner
 from flows.solve import run_solve
+from skills.answer_check import check_answer
 from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
 from skills.store import SkillStore, open_store
-from tasks.answer_check import check_answer
-from tasks.files import LockHeld, file_lock
-from tasks.settings import Settings, get_settings
-from tasks.stage import report
-from tasks.tools.sandbox import SandboxLimits, isolation_report, run_code
 
 __all__ = ["BenchmarkCase", "BenchmarkSummary", "benchmark", "plan_benchmark", "run_case", "case_settings"]
 

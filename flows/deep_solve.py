@@ -6,14 +6,20 @@ from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from deployments.llm.client import LLMClient
+from deployments.settings import SELF_REFLECTION_STRATEGIES, Settings
 from deployments.task_runners import task_runner
 from tasks.code_agent import code_agent
 from tasks.debug import debug
-from tasks.llm import LLMClient
-from tasks.models import CodeAgentResult, DebugResult, FinalAnswer, ResearchResult, SolveRequest
+from tasks.models import (
+    CodeAgentResult,
+    DebugResult,
+    FinalAnswer,
+    ResearchResult,
+    SolveRequest,
+)
 from tasks.output import output_processor
 from tasks.research import research
-from tasks.settings import SELF_REFLECTION_STRATEGIES, Settings
 
 __all__ = ["DeepSolveOutcome", "deep_solve", "run_deep_solve", "debug_strategies"]
 

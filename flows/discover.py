@@ -20,17 +20,22 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel, Field
 
-from benchmarks.discovery.campaign import CampaignSpec, PolicyMetrics, markdown_table, summarise
+from benchmarks.discovery.campaign import (
+    CampaignSpec,
+    PolicyMetrics,
+    markdown_table,
+    summarise,
+)
 from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec, run_episode
 from benchmarks.discovery.evaluation import OracleCache, episode_evaluator
 from benchmarks.discovery.oracles import make_oracle
-from benchmarks.discovery.policy import needs_llm
+from benchmarks.discovery.policy_factory import needs_llm
 from benchmarks.discovery.system import ChemicalSystem
+from deployments.progress import report
+from deployments.settings import Settings, get_settings
 from deployments.task_runners import task_runner
 from skills.documents import DiscoveryCampaign, DiscoveryEpisode
 from skills.store import open_store
-from tasks.settings import Settings, get_settings
-from tasks.stage import report
 
 __all__ = ["CampaignSummary", "discover", "run_discovery_episode"]
 
@@ -56,7 +61,7 @@ def run_discovery_episode(spec: EpisodeSpec, episode: int, campaign_id: str, set
     store = open_store(settings)
     llm = None
     if needs_llm(spec.policy):
-        from tasks.llm import make_client
+        from deployments.llm.client import make_client
 
         llm = make_client(settings)
     def progress(record) -> None:  # noqa: ANN001 - QueryRecord

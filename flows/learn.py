@@ -16,16 +16,16 @@ from prefect import flow
 from pydantic import BaseModel
 
 from benchmarks.task import BenchmarkTask, TaskFormatError, load_task
+from deployments.files import file_lock, write_atomic
+from deployments.llm.client import LLMClient, make_client
+from deployments.llm.transport import LLMError
+from deployments.progress import report
+from deployments.settings import Settings, get_settings
 from skills import STARTER_LIBRARY
+from skills.answer_spec import AnswerSpec, read_answer_spec
 from skills.compile import CompileRequest, compile_and_store
 from skills.documents import Provenance
 from skills.store import open_store
-from tasks.answer_spec import read_answer_spec
-from tasks.files import file_lock, write_atomic
-from tasks.llm import LLMClient, LLMError, make_client
-from tasks.models import AnswerSpec
-from tasks.settings import Settings, get_settings
-from tasks.stage import report
 from tasks.tools.memory import save_to_memory
 
 __all__ = ["LearnOutcome", "learn", "learn_task", "ensure_starter_library"]

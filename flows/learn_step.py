@@ -2,48 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pydantic import BaseModel, Field
-
-from skills.compile import CompileRequest, CompileResult, compile_and_store, default_tolerance
+from deployments.llm.client import LLMClient
+from deployments.settings import Settings
+from skills.compile import CompileRequest, compile_and_store, default_tolerance
 from skills.documents import Experience, Provenance, RunRecord
 from skills.store import SkillStore
-from tasks.critic import CriticInput, Critique, critic
-from tasks.llm import LLMClient
-from tasks.models import SolveRequest, SolveResult
-from tasks.settings import Settings
+from tasks.critic import critic
+from tasks.models import (
+    CriticInput,
+    Learned,
+    SolveRequest,
+    SolveResult,
+    SolveTrajectory,
+)
 from tasks.stage import Stopwatch
 from tasks.tools.memory import save_to_memory
 
-if TYPE_CHECKING:
-    from flows.solve import SolveTrajectory
-
-__all__ = ["Learned", "learn_from_solve", "remember_failure", "record_run"]
-
-
-class Learned(BaseModel):
-    critique: Critique
-    compiled: CompileResult | None = None
-    experience_id: str | None = None
-    wall_s: float = 0.0
-    stored: bool = Field(default=False, description="A new skill (or version) was stored.")
-
-    @property
-    def accepted(self) -> bool:
-        return self.critique.accepted and bool(self.compiled and self.compiled.ok)
-
-    @property
-    def skill_id(self) -> str | None:
-        return self.compiled.skill.id if self.compiled and self.compiled.skill else None
-
-    @property
-    def summary(self) -> str:
-        if not self.critique.accepted:
-            return "rejected by the critic: " + "; ".join(self.critique.reasons)
-        if self.compiled and self.compiled.ok:
-            return f"{'stored' if self.stored else 'known'} skill {self.skill_id} ({self.compiled.method})"
-        return "not compiled: " + "; ".join(self.compiled.reasons if self.compiled else [])
+__all__ = ["learn_from_solve", "remember_failure", "record_run"]
 
 
 def _agreement(t: SolveTrajectory) -> tuple[int, int, int]:

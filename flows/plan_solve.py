@@ -12,14 +12,15 @@ import time
 from prefect import flow
 from pydantic import BaseModel, Field, JsonValue
 
+from deployments.llm.client import LLMClient, make_client
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.progress import report
+from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
-from tasks.answer_spec import read_answer_spec
-from tasks.context import TraceSummary, compress_trace
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError, make_client
-from tasks.models import SolveRequest
-from tasks.planner import PlanDecision, SubTask, plan, replan
-from tasks.settings import Settings, get_settings
-from tasks.stage import report
+from skills.answer_spec import read_answer_spec
+from tasks.context import compress_trace
+from tasks.models import PlanDecision, SolveRequest, SubTask, TraceSummary
+from tasks.planner import plan, replan
 
 __all__ = ["PlanStep", "PlanOutcome", "plan_solve", "summarise_step"]
 

@@ -15,11 +15,11 @@ from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel, Field, JsonValue
 
 from deployments.job_runners import JobOutcome, job_runner
+from deployments.progress import report
+from deployments.settings import get_settings
 from skills.maker import SkillMaker
 from skills.params import validate_params
 from skills.store import open_store
-from tasks.settings import get_settings
-from tasks.stage import report
 
 __all__ = ["SkillOutput", "run_skill", "store_outcomes"]
 

@@ -21,18 +21,22 @@ from typing import Any, Literal
 
 from jobflow import Flow
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from deployments.job_runners import JobOutcome, job_runner
+from deployments.progress import report
+from deployments.settings import get_settings
 from flows.run_skill import store_outcomes
 from skills.documents import BatchItem, Skill, SkillBatch
 from skills.maker import SkillMaker
 from skills.params import ParameterError, validate_params
 from skills.store import SkillStore, open_store
-from tasks.settings import get_settings
-from tasks.stage import report
 
 __all__ = ["BatchSummary", "ItemFailure", "run_skill_batch", "batch_answers"]
 

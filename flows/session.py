@@ -1,7 +1,7 @@
 """Session memory: multi-turn history under a session id owned by one user, resumable; 'satisfied' keeps the last exchange.
 
 >>> from skills.store import open_store
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> store = open_store(Settings(store="memory", workspace="/tmp/evoskill-doctest"))
 >>> Conversation.open(store, "lab-1", user="ada").session.user
 'ada'
@@ -19,10 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from deployments.llm.client import make_client
+from deployments.settings import Settings
+from flows.learn_step import learn_from_solve
 from skills.documents import Session, SessionTurn
 from skills.store import SkillStore
-from tasks.models import SolveResult
-from tasks.settings import Settings
+from tasks.models import SolveResult, SolveTrajectory
 from tasks.tools.memory import save_to_memory
 
 __all__ = ["Conversation", "SessionAccessError", "is_feedback", "owned_session"]
@@ -109,10 +111,6 @@ class Conversation:
         """Compile the turn's accepted code into a skill, from its stored trajectory (solves that deferred learning)."""
         if turn.path not in ("simple", "deep") or not turn.trajectory_path or not Path(turn.trajectory_path).is_file():
             return None
-        from flows.learn_step import learn_from_solve
-        from flows.solve import SolveTrajectory
-        from tasks.llm import make_client
-
         t = SolveTrajectory.model_validate_json(Path(turn.trajectory_path).read_text())
         if t.answer is None or not t.answer.success:
             return None

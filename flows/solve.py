@@ -17,35 +17,38 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
 
+from deployments.files import write_atomic
+from deployments.llm.client import LLMClient, make_client
+from deployments.llm.transport import LLMError
+from deployments.progress import report
+from deployments.sandbox.models import ExecutionResult
+from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
-from flows.learn_step import Learned, learn_from_solve, record_run, remember_failure
+from flows.learn_step import learn_from_solve, record_run, remember_failure
 from flows.session import Conversation, is_feedback
+from skills.answer_spec import read_answer_spec
+from skills.documents import StageRecord
 from skills.store import SkillStore, open_store
-from tasks.answer_spec import read_answer_spec
-from tasks.bind import SkillRun, run_bound_skill
-from tasks.files import write_atomic
-from tasks.llm import LLMClient, LLMError, make_client
-from tasks.models import CodeAgentResult, ExecutionResult, FinalAnswer, SolveRequest, SolveResult, StageOutcome, StageRecord, Trajectory
+from tasks.bind import run_bound_skill
+from tasks.models import (
+    FinalAnswer,
+    Recall,
+    SkillRun,
+    SolveRequest,
+    SolveResult,
+    SolveTrajectory,
+    StageOutcome,
+    Trajectory,
+)
 from tasks.output import output_processor
-from tasks.recall import Recall, recall
-from tasks.settings import Settings, get_settings
+from tasks.recall import recall
 from tasks.simple import simple_solve
-from tasks.stage import report
 from tasks.triage import triage
 
-__all__ = ["solve", "run_solve", "SolveTrajectory", "IMAGE_SUFFIXES"]
+__all__ = ["solve", "run_solve", "IMAGE_SUFFIXES"]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}  # not SVG: it can carry script
 OUTPUT_CHARS = 4000
-
-
-class SolveTrajectory(Trajectory):
-    """The trajectory with the orchestrator's own stages."""
-
-    recall: Recall | None = None
-    skill_run: SkillRun | None = None
-    simple: CodeAgentResult | None = None
-    learned: Learned | None = None
 
 
 def _record(outcome: StageOutcome, ok: bool) -> StageRecord:

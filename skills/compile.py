@@ -19,17 +19,19 @@ from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field, JsonValue
 
+from deployments.llm.client import LLMCall, LLMClient
+from deployments.llm.transport import LLMError
+from deployments.packages import imported_packages, module_names
+from deployments.progress import report
+from deployments.sandbox.models import ExecutionResult
+from deployments.settings import Settings
+from skills.answer_check import check_answer
+from skills.answer_spec import AnswerSpec
 from skills.documents import Provenance, Skill, TestCase, slug
 from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.retrieval import tokens
 from skills.runner import run_skill_code
 from skills.store import SkillStore
-from tasks.answer_check import check_answer
-from tasks.llm import LLMClient, LLMError
-from tasks.models import AnswerSpec, ExecutionResult, LLMCall
-from tasks.settings import Settings
-from tasks.stage import report
-from tasks.tools.packages import imported_packages, module_names
 
 __all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "compile_and_store", "default_tolerance"]
 

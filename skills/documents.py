@@ -19,36 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
 
 from skills.retrieval import split_name
-from tasks.models import StageRecord
 
-__all__ = [
-    "content_hash",
-    "DiscoveryCampaign",
-    "DiscoveryEpisode",
-    "OracleRecord",
-    "slug",
-    "SkillResources",
-    "TestCase",
-    "Provenance",
-    "SkillStats",
-    "Skill",
-    "Experience",
-    "Preference",
-    "SessionTurn",
-    "Session",
-    "RunRecord",
-    "MemoryUnit",
-    "BenchmarkRun",
-    "BenchmarkRecord",
-    "Param",
-    "FunctionInfo",
-    "ClassInfo",
-    "PackageModule",
-    "PackageGraph",
-    "ExtractedCode",
-    "SkillBatch",
-    "BatchItem",
-]
+__all__ = ["content_hash", "DiscoveryCampaign", "DiscoveryEpisode", "OracleRecord", "slug", "SkillResources", "TestCase", "Provenance", "SkillStats", "Skill", "Experience", "Preference", "SessionTurn", "Session", "RunRecord", "MemoryUnit", "BenchmarkRun", "BenchmarkRecord", "Param", "FunctionInfo", "ClassInfo", "PackageModule", "PackageGraph", "ExtractedCode", "SkillBatch", "BatchItem", "StageRecord"]
 
 
 def _now() -> datetime:
@@ -451,3 +423,10 @@ class OracleRecord(_Document):
     id: str
     oracle: str
     result: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class StageRecord(BaseModel):
+    name: str
+    wall_s: float
+    ok: bool
+    detail: str | None = None

@@ -15,10 +15,10 @@ from typing import Any
 
 from jobflow import Job, Maker, job
 
+from deployments.settings import get_settings
 from skills.documents import Skill
 from skills.params import validate_params
 from skills.runner import run_skill
-from tasks.settings import get_settings
 
 __all__ = ["SkillMaker", "run_skill_job"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from deployments.packages import missing_packages
+from deployments.sandbox.execute import SandboxLimits, run_code
+from deployments.sandbox.models import ExecutionResult
+from deployments.settings import Settings
 from skills.documents import Skill
-from tasks.models import ExecutionResult
-from tasks.settings import Settings
-from tasks.tools.packages import missing_packages
-from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["skill_script", "run_skill_code", "run_skill"]
 

@@ -11,7 +11,7 @@ document is reported by collection and id, and the rest stay usable. Skill write
 idempotent (same content → same skill) and serialised by a lock, so two solves saving the
 same skill at once store one version.
 
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> store = open_store(Settings(store="memory"))
 >>> store.count("skills")
 0
@@ -32,6 +32,8 @@ from maggma.stores import MemoryStore, MongoURIStore, MontyStore
 from montydb.errors import CollectionInvalid
 from pydantic import BaseModel, ValidationError
 
+from deployments.files import file_lock
+from deployments.settings import Settings
 from skills.documents import (
     BatchItem,
     BenchmarkRecord,
@@ -52,8 +54,6 @@ from skills.documents import (
     SkillStats,
 )
 from skills.retrieval import TextIndex, load_embedder
-from tasks.files import file_lock
-from tasks.settings import Settings
 
 __all__ = ["StoreError", "StoreDocumentError", "SkillStore", "ThreadSafeMontyStore", "open_store", "open_cache", "COLLECTIONS"]
 

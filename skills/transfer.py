@@ -10,13 +10,13 @@ from jobflow import Flow
 from monty.json import MontyEncoder
 from pydantic import TypeAdapter
 
+from deployments.settings import Settings
+from skills.answer_check import check_answer
 from skills.documents import Skill
 from skills.maker import SkillMaker
 from skills.params import SkillCodeError, signature_schema, validate_params
 from skills.runner import run_skill
 from skills.store import SkillStore
-from tasks.answer_check import check_answer
-from tasks.settings import Settings
 
 __all__ = ["SkillFileError", "export_skill", "export_workflow", "import_skills"]
 

@@ -6,29 +6,20 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NONE
-from pydantic import JsonValue
 
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMError
+from deployments.progress import report
+from deployments.settings import Settings
+from skills.answer_spec import AnswerSpec, coerce_answer, format_answer
 from skills.documents import Skill
 from skills.grounding import GroundingError, ground_params
 from skills.params import ParameterError, params_model, validate_params
 from skills.runner import run_skill
-from tasks.answer_spec import coerce_answer, format_answer
-from tasks.llm import LLMClient, LLMError
-from tasks.models import AnswerSpec, ExecutionResult, SolveRequest, StageOutcome
-from tasks.settings import Settings
-from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.models import SkillRun, SolveRequest
+from tasks.stage import Stopwatch, retry_on_transient
 
-__all__ = ["SkillRun", "bind_parameters", "run_bound_skill"]
-
-
-class SkillRun(StageOutcome):
-    skill_id: str
-    code: str | None = None
-    params: dict[str, JsonValue] = {}
-    execution: ExecutionResult | None = None
-    success: bool = False
-    answer: JsonValue = None
-    formatted: str | None = None
+__all__ = ["bind_parameters", "run_bound_skill"]
 
 
 def bind_parameters(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[str, Any]:

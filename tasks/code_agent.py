@@ -5,12 +5,15 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from tasks.answer_spec import coerce_answer
-from tasks.models import CodeAgentResult, ExecutionResult, ResearchResult, SolveRequest
-from tasks.settings import Settings
-from tasks.stage import Stopwatch, report
-from tasks.tools.packages import install_dependencies, missing_packages
-from tasks.tools.sandbox import SandboxLimits, run_code
+from deployments.packages import missing_packages
+from deployments.progress import report
+from deployments.sandbox.execute import SandboxLimits, run_code
+from deployments.sandbox.models import ExecutionResult
+from deployments.settings import Settings
+from skills.answer_spec import coerce_answer
+from tasks.models import CodeAgentResult, ResearchResult, SolveRequest
+from tasks.stage import Stopwatch
+from tasks.tools.packages import install_dependencies
 
 __all__ = ["code_agent", "judge_execution"]
 

@@ -9,33 +9,16 @@ gets the reference and a short preview, and loads the rest only if it needs it. 
 
 from __future__ import annotations
 
-import hashlib
 import re
-from pathlib import Path
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import JsonValue
 
-from tasks.files import write_atomic
-from tasks.models import ObjectRef
-from tasks.settings import Settings
+from deployments.sandbox.models import ObjectRef
+from deployments.sandbox.objects import _PREVIEW_CHARS, put_object
+from deployments.settings import Settings
+from tasks.models import TraceSummary
 
-__all__ = ["ObjectRef", "put_object", "load_object", "TraceSummary", "compress_trace", "first_line"]
-
-_PREVIEW_CHARS = 600
-
-
-def put_object(text: str, folder: Path) -> ObjectRef:
-    """Keep ``text`` in ``folder`` (content-addressed) and return a reference to it."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    path = folder.resolve() / f"{digest}.txt"
-    if not path.exists():
-        write_atomic(path, text)
-    return ObjectRef(uri=path.as_uri(), size=len(text), preview=text[-_PREVIEW_CHARS:])
-
-
-def load_object(ref: ObjectRef) -> str:
-    """The full text behind a reference."""
-    return Path(ref.uri.removeprefix("file://")).read_text()
+__all__ = ["ObjectRef", "compress_trace", "first_line"]
 
 
 def first_line(text: str | None, limit: int = 200) -> str:
@@ -45,26 +28,6 @@ def first_line(text: str | None, limit: int = 200) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     errors = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception|Warning)\b", line)]
     return (errors[-1] if errors else lines[0])[:limit]
-
-
-class TraceSummary(BaseModel):
-    """What a later stage needs to know about a finished stage or sub-task."""
-
-    stage: str
-    success: bool
-    key_findings: list[str] = Field(default_factory=list)
-    failures: list[str] = Field(default_factory=list)
-    parameters: dict[str, JsonValue] = Field(default_factory=dict)
-    refs: list[ObjectRef] = Field(default_factory=list, description="Full outputs, loaded on demand.")
-
-    def render(self) -> str:
-        lines = [f"{self.stage}: {'succeeded' if self.success else 'failed'}"]
-        lines += [f"  found: {f}" for f in self.key_findings]
-        lines += [f"  failed: {f}" for f in self.failures]
-        if self.parameters:
-            lines.append(f"  parameters: {self.parameters}")
-        lines += [f"  full output: {r.uri}" for r in self.refs]
-        return "\n".join(lines)
 
 
 def compress_trace(

@@ -16,35 +16,16 @@ import re
 
 from prefect import task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, Field, JsonValue
 
-from tasks.answer_check import check_answer
-from tasks.answer_spec import coerce_answer
-from tasks.models import SolveRequest
-from tasks.settings import Settings
-from tasks.stage import Stopwatch, report
-from tasks.tools.sandbox import SandboxLimits, run_code
+from deployments.progress import report
+from deployments.sandbox.execute import SandboxLimits, run_code
+from deployments.settings import Settings
+from skills.answer_check import check_answer
+from skills.answer_spec import coerce_answer
+from tasks.models import CriticInput, Critique
+from tasks.stage import Stopwatch
 
-__all__ = ["CriticInput", "Critique", "critic"]
-
-
-class CriticInput(BaseModel):
-    request: SolveRequest
-    answer: JsonValue
-    code: str
-    path: str
-    llm_calls: int = 0
-    executions: int = 1
-    agreeing: int = 1
-    disagreeing: int = 0
-    tolerance: float | None = None
-
-
-class Critique(BaseModel):
-    accepted: bool
-    scores: dict[str, float] = Field(default_factory=dict)
-    reasons: list[str] = Field(default_factory=list)
-    wall_s: float = 0.0
+__all__ = ["critic"]
 
 
 def _consistency(data: CriticInput) -> tuple[float, str]:

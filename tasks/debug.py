@@ -13,14 +13,16 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.progress import report
+from deployments.sandbox.execute import SandboxLimits, run_code
 from tasks.code_agent import judge_execution
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
-from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient
 from tasks.tool_plans import debug_notes, model_tool_round
 from tasks.tools.registry import ToolBox
-from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["STRATEGY_GOALS", "debug"]
 

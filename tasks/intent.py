@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from deployments.settings import Settings
 from skills.retrieval import TextIndex
-from tasks.settings import Settings
 from tasks.tools.registry import Tool, available_tools
 
 __all__ = ["Intent", "recognise_intent", "retrieve_tools", "STAGE_TOOLS"]

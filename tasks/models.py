@@ -6,54 +6,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
-__all__ = [
-    "ObjectRef",
-    "LLMCall",
-    "SolveRequest",
-    "Solution",
-    "ExecutionResult",
-    "StageOutcome",
-    "ResearchResult",
-    "CodeAgentResult",
-    "DebugAttempt",
-    "DebugResult",
-    "AnswerSpec",
-    "FinalAnswer",
-    "StageRecord",
-    "SolveResult",
-    "Trajectory",
-]
+from deployments.llm.client import LLMCall
+from deployments.sandbox.models import ExecutionResult, ObjectRef
+from deployments.settings import Settings
+from skills.answer_spec import AnswerSpec
+from skills.compile import CompileResult
+from skills.documents import Preference, Skill, StageRecord
+from tasks.tools.memory import MemoryHit
 
-
-class ObjectRef(BaseModel):
-    """A reference to a large text kept in a file, with a preview of its end (loaded on demand)."""
-
-    uri: str
-    size: int
-    preview: str = ""
-
-    def __str__(self) -> str:
-        return f"<object {self.uri} ({self.size} chars); ends with: {self.preview[-200:]!r}>"
-
-
-class LLMCall(BaseModel):
-    """One request to the language model, as recorded for budgets and reports."""
-
-    stage: str
-    model: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    ok: bool = True
-    error: str | None = None
-
-
-class AnswerSpec(BaseModel):
-    """The answer format a query asks for, read from its wording."""
-
-    output_type: Literal["float", "int", "bool", "str", "list", "any"] = "any"
-    unit: str | None = None
-    decimals: int | None = None
+__all__ = ["SolveRequest", "Solution", "StageOutcome", "ResearchResult", "CodeAgentResult", "DebugAttempt", "DebugResult", "FinalAnswer", "SolveResult", "Trajectory", "SolveTrajectory", "Learned", "CriticInput", "Critique", "SkillMatch", "Recall", "SkillRun", "SubTask", "Plan", "PlanDecision", "TraceSummary"]
 
 
 class SolveRequest(BaseModel):
@@ -71,28 +32,6 @@ class Solution(BaseModel):
 
     code: str = Field(description="A complete Python script; its last stdout line is the answer as JSON.")
     packages: list[str] = Field(default_factory=list, description="Importable top-level packages it needs.")
-
-
-class ExecutionResult(BaseModel):
-    """What happened when a script ran in the sandbox."""
-
-    exit_code: int | None
-    stdout: str = ""
-    stderr: str = ""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    stdout_ref: ObjectRef | None = Field(default=None, description="The whole captured stdout when ``stdout`` holds only its head and tail.")
-    stderr_ref: ObjectRef | None = Field(default=None, description="The whole captured stderr when ``stderr`` holds only its head and tail.")
-    timed_out: bool = False
-    answer_found: bool = False
-    answer: JsonValue = None
-    error: str | None = Field(default=None, description="A one-paragraph diagnosis an agent can act on.")
-    wall_s: float = 0.0
-    workdir: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and self.answer_found and not self.timed_out
 
 
 class StageOutcome(BaseModel):
@@ -146,13 +85,6 @@ class FinalAnswer(StageOutcome):
     code: str | None = None
 
 
-class StageRecord(BaseModel):
-    name: str
-    wall_s: float
-    ok: bool
-    detail: str | None = None
-
-
 class SolveResult(BaseModel):
     """The stable summary of one solve (what ``evoskill solve --json`` prints)."""
 
@@ -187,3 +119,134 @@ class Trajectory(BaseModel):
     debug: list[DebugResult] = Field(default_factory=list)
     answer: FinalAnswer | None = None
     llm_calls: list[LLMCall] = Field(default_factory=list)
+
+
+class SolveTrajectory(Trajectory):
+    """The trajectory with the orchestrator's own stages."""
+
+    recall: Recall | None = None
+    skill_run: SkillRun | None = None
+    simple: CodeAgentResult | None = None
+    learned: Learned | None = None
+
+
+class Learned(BaseModel):
+    critique: Critique
+    compiled: CompileResult | None = None
+    experience_id: str | None = None
+    wall_s: float = 0.0
+    stored: bool = Field(default=False, description="A new skill (or version) was stored.")
+
+    @property
+    def accepted(self) -> bool:
+        return self.critique.accepted and bool(self.compiled and self.compiled.ok)
+
+    @property
+    def skill_id(self) -> str | None:
+        return self.compiled.skill.id if self.compiled and self.compiled.skill else None
+
+    @property
+    def summary(self) -> str:
+        if not self.critique.accepted:
+            return "rejected by the critic: " + "; ".join(self.critique.reasons)
+        if self.compiled and self.compiled.ok:
+            return f"{'stored' if self.stored else 'known'} skill {self.skill_id} ({self.compiled.method})"
+        return "not compiled: " + "; ".join(self.compiled.reasons if self.compiled else [])
+
+
+class CriticInput(BaseModel):
+    request: SolveRequest
+    answer: JsonValue
+    code: str
+    path: str
+    llm_calls: int = 0
+    executions: int = 1
+    agreeing: int = 1
+    disagreeing: int = 0
+    tolerance: float | None = None
+
+
+class Critique(BaseModel):
+    accepted: bool
+    scores: dict[str, float] = Field(default_factory=dict)
+    reasons: list[str] = Field(default_factory=list)
+    wall_s: float = 0.0
+
+
+class SkillMatch(BaseModel):
+    skill: Skill
+    similarity: float
+
+
+class Recall(BaseModel):
+    skills: list[SkillMatch] = Field(default_factory=list)
+    memories: list[MemoryHit] = Field(default_factory=list)
+    preferences: list[Preference] = Field(default_factory=list)
+    wall_s: float = 0.0
+
+    def usable_skill(self, settings: Settings) -> SkillMatch | None:
+        """The best skill close enough to answer; one without parameters must match almost exactly."""
+        for match in self.skills:
+            has_params = bool(match.skill.parameters.get("properties"))
+            if match.similarity >= (settings.skill_match_threshold if has_params else settings.skill_exact_threshold):
+                return match
+        return None
+
+    def context(self) -> str:
+        """Recalled memories and preferences as prompt text (empty when there are none)."""
+        parts = []
+        for hit in self.memories:
+            m = hit.memory
+            label = "A strategy that worked" if m.kind == "planning" else "Code that solved a similar task"
+            parts.append(f"{label} ({m.subtask[:200]}):\n{m.solution[:1500]}")
+        parts += [f"User preference {p.key}: {p.value}" for p in self.preferences]
+        return "\n\n".join(parts)
+
+
+class SkillRun(StageOutcome):
+    skill_id: str
+    code: str | None = None
+    params: dict[str, JsonValue] = {}
+    execution: ExecutionResult | None = None
+    success: bool = False
+    answer: JsonValue = None
+    formatted: str | None = None
+
+
+class SubTask(BaseModel):
+    """One step of a plan: a self-contained question a script can answer."""
+
+    goal: str = Field(min_length=1, description="The sub-question, with the answer format it needs.")
+
+
+class Plan(BaseModel):
+    steps: list[SubTask] = Field(min_length=1, max_length=6)
+
+
+class PlanDecision(BaseModel):
+    """After a sub-task: go on with the plan, replace the remaining steps, or finish with an answer."""
+
+    action: Literal["continue", "replan", "finish"]
+    steps: list[SubTask] = Field(default_factory=list, max_length=6, description="The new remaining steps (replan).")
+    answer: JsonValue = Field(default=None, description="The final answer (finish).")
+    reason: str = ""
+
+
+class TraceSummary(BaseModel):
+    """What a later stage needs to know about a finished stage or sub-task."""
+
+    stage: str
+    success: bool
+    key_findings: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    parameters: dict[str, JsonValue] = Field(default_factory=dict)
+    refs: list[ObjectRef] = Field(default_factory=list, description="Full outputs, loaded on demand.")
+
+    def render(self) -> str:
+        lines = [f"{self.stage}: {'succeeded' if self.success else 'failed'}"]
+        lines += [f"  found: {f}" for f in self.key_findings]
+        lines += [f"  failed: {f}" for f in self.failures]
+        if self.parameters:
+            lines.append(f"  parameters: {self.parameters}")
+        lines += [f"  full output: {r.uri}" for r in self.refs]
+        return "\n".join(lines)

@@ -8,9 +8,17 @@ from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import JsonValue
 
-from tasks.answer_spec import coerce_answer, consensus_key, format_answer
-from tasks.models import CodeAgentResult, DebugResult, ExecutionResult, FinalAnswer, Solution, SolveRequest
-from tasks.stage import Stopwatch, report
+from deployments.progress import report
+from deployments.sandbox.models import ExecutionResult
+from skills.answer_spec import coerce_answer, consensus_key, format_answer
+from tasks.models import (
+    CodeAgentResult,
+    DebugResult,
+    FinalAnswer,
+    Solution,
+    SolveRequest,
+)
+from tasks.stage import Stopwatch
 
 __all__ = ["output_processor"]
 

@@ -7,40 +7,20 @@ trajectories instead (to measure what compression saves).
 
 from __future__ import annotations
 
-from typing import Literal
-
 from prefect import task
 from prefect.cache_policies import NONE
-from pydantic import BaseModel, Field, JsonValue
 
-from tasks.llm import LLMClient
-from tasks.stage import report, retry_on_transient
+from deployments.llm.client import LLMClient
+from deployments.progress import report
+from tasks.models import Plan, PlanDecision, SubTask
+from tasks.stage import retry_on_transient
 
-__all__ = ["SubTask", "Plan", "PlanDecision", "plan", "replan"]
+__all__ = ["plan", "replan"]
 
 _SYSTEM = (
     "You are a planner for scientific computing tasks. Split the question into the fewest sub-tasks that can each be "
     "solved by one Python script; a later sub-task may use the answers of earlier ones. Reply with JSON."
 )
-
-
-class SubTask(BaseModel):
-    """One step of a plan: a self-contained question a script can answer."""
-
-    goal: str = Field(min_length=1, description="The sub-question, with the answer format it needs.")
-
-
-class Plan(BaseModel):
-    steps: list[SubTask] = Field(min_length=1, max_length=6)
-
-
-class PlanDecision(BaseModel):
-    """After a sub-task: go on with the plan, replace the remaining steps, or finish with an answer."""
-
-    action: Literal["continue", "replan", "finish"]
-    steps: list[SubTask] = Field(default_factory=list, max_length=6, description="The new remaining steps (replan).")
-    answer: JsonValue = Field(default=None, description="The final answer (finish).")
-    reason: str = ""
 
 
 @task(name="planner", task_run_name="plan", cache_policy=NONE, retry_condition_fn=retry_on_transient)

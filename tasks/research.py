@@ -6,11 +6,13 @@ from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field
 
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.packages import imported_packages, module_names
+from deployments.progress import report
 from tasks.models import ResearchResult, Solution, SolveRequest
-from tasks.stage import Stopwatch, report, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient
 from tasks.tool_plans import model_tool_round, research_notes
-from tasks.tools.packages import imported_packages, module_names
 from tasks.tools.registry import ToolBox
 
 __all__ = ["CodeReply", "SCRIPT_RULES", "research", "answer_instructions"]

@@ -5,13 +5,15 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.progress import report
+from deployments.sandbox.execute import SandboxLimits, run_code
+from deployments.settings import Settings
 from tasks.code_agent import judge_execution
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.models import CodeAgentResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
-from tasks.settings import Settings
-from tasks.stage import Stopwatch, report, retry_on_transient
-from tasks.tools.sandbox import SandboxLimits, run_code
+from tasks.stage import Stopwatch, retry_on_transient
 
 __all__ = ["simple_solve"]
 

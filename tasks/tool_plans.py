@@ -17,11 +17,12 @@ import re
 
 from pydantic import BaseModel, Field
 
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.sandbox.execute import SandboxLimits
 from tasks.intent import retrieve_tools
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
 from tasks.tools.introspect import ProbeRequest, introspection_notes, probe_request
 from tasks.tools.registry import ToolBox, ToolCall, ToolResult
-from tasks.tools.sandbox import SandboxLimits
 
 __all__ = ["debug_notes", "research_notes", "model_tool_round", "ToolRequests"]
 

@@ -6,9 +6,11 @@ from prefect import task
 from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field
 
-from tasks.llm import LLMBudgetExceeded, LLMClient, LLMSchemaError
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
+from deployments.progress import report
 from tasks.models import SolveRequest
-from tasks.stage import report, retry_on_transient
+from tasks.stage import retry_on_transient
 
 __all__ = ["TriageReply", "triage"]
 

@@ -14,7 +14,13 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec
-from benchmarks.discovery.metrics import acceleration_factor, audc, enhancement_factor, mean_composition_distance, mean_sem
+from benchmarks.discovery.metrics import (
+    acceleration_factor,
+    audc,
+    enhancement_factor,
+    mean_composition_distance,
+    mean_sem,
+)
 from benchmarks.discovery.system import ChemicalSystem, normalised
 
 __all__ = ["CampaignSpec", "PolicyMetrics", "summarise", "markdown_table", "BASELINE"]

@@ -23,7 +23,11 @@ from pymatgen.core import Element, Structure
 from pymatgen.io.ase import AseAtomsAdaptor
 
 from benchmarks.discovery.evaluation import Evaluator
-from benchmarks.discovery.hull import HullEntry, energies_above_hull, formation_energy_per_atom
+from benchmarks.discovery.hull import (
+    HullEntry,
+    energies_above_hull,
+    formation_energy_per_atom,
+)
 from benchmarks.discovery.matching import StructureSet
 from benchmarks.discovery.oracles import Oracle
 from benchmarks.discovery.system import ChemicalSystem, Counts, cell_counts

@@ -19,11 +19,12 @@ from pymatgen.core import Structure
 from benchmarks.discovery.environment import DiscoveryEnvironment, QueryRecord
 from benchmarks.discovery.evaluation import Evaluator
 from benchmarks.discovery.oracles import make_oracle
-from benchmarks.discovery.policy import NothingValid, make_policy
+from benchmarks.discovery.policy import NothingValid
+from benchmarks.discovery.policy_factory import make_policy
 from benchmarks.discovery.system import ChemicalSystem
 
 if TYPE_CHECKING:
-    from tasks.llm import LLMClient
+    from deployments.llm.client import LLMClient
 
 __all__ = ["EpisodeSpec", "EpisodeResult", "run_episode"]
 

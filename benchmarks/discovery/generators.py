@@ -25,7 +25,13 @@ from typing import Protocol
 import numpy as np
 from pymatgen.core import Element, Lattice, Structure
 
-from benchmarks.discovery.system import ChemicalSystem, Counts, cell_counts, l1_distances, normalised
+from benchmarks.discovery.system import (
+    ChemicalSystem,
+    Counts,
+    cell_counts,
+    l1_distances,
+    normalised,
+)
 
 __all__ = ["Generator", "RandomGenerator", "PrototypeGenerator", "PROTOTYPES", "packed_volume", "substitutions", "GENERATORS"]
 

@@ -23,16 +23,20 @@ from pydantic import BaseModel, Field
 from pymatgen.core import Structure
 
 from benchmarks.discovery.filters import default_filters, first_rejection
-from benchmarks.discovery.generators import PROTOTYPES, PrototypeGenerator, RandomGenerator
+from benchmarks.discovery.generators import (
+    PROTOTYPES,
+    PrototypeGenerator,
+    RandomGenerator,
+)
 from benchmarks.discovery.planners import RandomPlanner
 from benchmarks.discovery.policy import NothingValid, PipelinePolicy, seen_structures
 from benchmarks.discovery.selectors import RandomSelector, SurrogateScorer
 from benchmarks.discovery.summary import candidate_line, history_lines
-from tasks.llm import LLMError
+from deployments.llm.transport import LLMError
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
-    from tasks.llm import LLMClient
+    from deployments.llm.client import LLMClient
 
 __all__ = ["OrchestratorAction", "OrchestratorPolicy"]
 

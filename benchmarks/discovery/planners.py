@@ -20,7 +20,7 @@ from benchmarks.discovery.system import Counts, l1_distances, normalised
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
-    from tasks.llm import LLMClient
+    from deployments.llm.client import LLMClient
 
 __all__ = ["Planner", "RandomPlanner", "DiversityPlanner", "UCBPlanner", "LLMPlanner", "PlannedComposition", "PLANNERS"]
 

@@ -18,32 +18,22 @@ Any ``planner:generator:selector`` triple also works, e.g. ``ucb:prototype:surro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from pymatgen.core import Structure
 
 from benchmarks.discovery.filters import Filter, default_filters, first_rejection
-from benchmarks.discovery.generators import GENERATORS, Generator
+from benchmarks.discovery.generators import Generator
 from benchmarks.discovery.matching import StructureSet
-from benchmarks.discovery.planners import PLANNERS, Planner, RandomPlanner
-from benchmarks.discovery.selectors import SELECTORS, RandomSelector, Selector
-from tasks.llm import LLMError
+from benchmarks.discovery.planners import Planner, RandomPlanner
+from benchmarks.discovery.selectors import RandomSelector, Selector
+from deployments.llm.transport import LLMError
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
-    from tasks.llm import LLMClient
 
-__all__ = ["Policy", "PipelinePolicy", "NothingValid", "make_policy", "policy_stages", "needs_llm", "PRESETS", "seen_structures"]
-
-PRESETS = {
-    "random": ("random", "random", "random"),
-    "diversity": ("diversity", "random", "random"),
-    "ucb": ("ucb", "random", "random"),
-    "substitution": ("random", "prototype", "random"),
-    "surrogate": ("diversity", "random", "surrogate"),
-    "llm": ("llm", "prototype", "llm"),
-}
+__all__ = ["Policy", "PipelinePolicy", "NothingValid", "seen_structures"]
 
 
 class NothingValid(RuntimeError):
@@ -131,40 +121,3 @@ def _formula(counts: dict[str, int]) -> str:
     return "".join(f"{el}{n if n > 1 else ''}" for el, n in sorted(counts.items()))
 
 
-def _stage(table: dict[str, Any], name: str, llm: LLMClient | None) -> Any:
-    return table[name](llm=llm) if name == "llm" else table[name]()
-
-
-def policy_stages(spec: str) -> tuple[str, str, str] | None:
-    """The (planner, generator, selector) names of a policy, checked; None for the orchestrator."""
-    if spec == "orchestrator":
-        return None
-    parts = PRESETS.get(spec) or tuple(spec.split(":"))
-    if len(parts) != 3:
-        raise ValueError(f"unknown policy {spec!r}: use {', '.join([*PRESETS, 'orchestrator'])} or planner:generator:selector")
-    for table, kind, name in zip((PLANNERS, GENERATORS, SELECTORS), ("planner", "generator", "selector"), parts, strict=True):
-        if name not in table:
-            raise ValueError(f"unknown {kind} {name!r}: use one of {', '.join(table)}")
-    return parts
-
-
-def needs_llm(spec: str) -> bool:
-    """Whether a policy asks the LLM anything (the orchestrator, or an llm stage)."""
-    stages = policy_stages(spec)
-    return stages is None or "llm" in stages
-
-
-def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
-    """A policy by preset name or ``planner:generator:selector``."""
-    stages = policy_stages(spec)
-    if needs_llm(spec) and llm is None:
-        raise ValueError(f"the {spec} policy needs an LLM client")
-    if stages is None:
-        from benchmarks.discovery.orchestrator import OrchestratorPolicy
-
-        return OrchestratorPolicy(llm=llm)
-    planner, generator, selector = stages
-    return PipelinePolicy(
-        planner=_stage(PLANNERS, planner, llm), generator=_stage(GENERATORS, generator, llm),
-        selector=_stage(SELECTORS, selector, llm), name=spec,
-    )  # fmt: skip

@@ -22,7 +22,7 @@ from benchmarks.discovery.system import cell_counts
 
 if TYPE_CHECKING:
     from benchmarks.discovery.environment import DiscoveryEnvironment
-    from tasks.llm import LLMClient
+    from deployments.llm.client import LLMClient
 
 __all__ = ["Selector", "RandomSelector", "SurrogateSelector", "LLMSelector", "SurrogateScorer", "Choice", "SELECTORS"]
 

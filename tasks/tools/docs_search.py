@@ -18,11 +18,11 @@ from typing import Literal, Protocol
 import httpx
 from pydantic import BaseModel
 
+from deployments.progress import report
+from deployments.settings import Settings
 from skills.documents import ClassInfo, FunctionInfo, PackageModule
 from skills.retrieval import TextIndex, split_name
 from skills.store import SkillStore
-from tasks.settings import Settings
-from tasks.stage import report
 from tasks.tools.errors import ToolError
 from tasks.tools.package_graph import load_modules, package_roots, parse_local_package
 

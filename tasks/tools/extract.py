@@ -18,9 +18,9 @@ import httpx
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
+from deployments.settings import Settings
 from skills.documents import ExtractedCode
 from skills.store import SkillStore
-from tasks.settings import Settings
 from tasks.tools.errors import ToolError
 from tasks.tools.read_file import allowed_path
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from tasks.tools.sandbox import SandboxLimits, run_code
+from deployments.sandbox.execute import SandboxLimits, run_code
 
 __all__ = ["ProbeRequest", "probe_request", "introspection_notes"]
 

@@ -4,7 +4,7 @@
 - execution: (condition, sub-task, sub-solution) units, e.g. a query and the code that answered it;
 - knowledge: principles for the task at hand; kept for one task only (``TaskKnowledge``), never stored.
 
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> from skills.store import open_store
 >>> store = open_store(Settings(store="memory", workspace="/tmp/evoskill-doctest"))
 >>> _ = save_to_memory(store, "execution", "count RDKit fragments of a SMILES", "from rdkit import Chem ...")

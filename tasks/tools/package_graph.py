@@ -20,7 +20,11 @@ from pathlib import Path
 from skills.documents import ClassInfo, FunctionInfo, PackageGraph, PackageModule, Param
 from skills.store import SkillStore
 from tasks.tools.errors import ToolError
-from tasks.tools.extension_modules import EXTENSION_SUFFIXES, extension_module_name, parse_extension_modules
+from tasks.tools.extension_modules import (
+    EXTENSION_SUFFIXES,
+    extension_module_name,
+    parse_extension_modules,
+)
 
 __all__ = ["package_roots", "package_files", "parse_module", "parse_local_package", "load_modules", "installed_top_level"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import importlib.metadata
 import importlib.util
@@ -12,25 +11,11 @@ import sys
 
 from pydantic import BaseModel, Field
 
-from tasks.llm import SCHEMA_TYPES, SCHEMA_WORDS
-from tasks.settings import Settings
+from deployments.settings import Settings
 from tasks.tools.errors import ToolError
 
-__all__ = [
-    "InstallReport",
-    "PackageVersion",
-    "imported_packages",
-    "module_names",
-    "missing_packages",
-    "install_dependencies",
-    "check_installed_packages",
-    "check_package_version",
-]
+__all__ = ["InstallReport", "PackageVersion", "install_dependencies", "check_installed_packages", "check_package_version"]
 
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-# JSON-Schema vocabulary: a package name only when such a module is installed.
-_SCHEMA_NAMES = SCHEMA_WORDS | SCHEMA_TYPES
 
 # Import names whose distribution on PyPI is named differently.
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow"}
@@ -89,49 +74,6 @@ def check_package_version(name: str) -> PackageVersion:
     if not top:
         top = sorted({p for f in (dist.files or []) if (p := f.parts[0].removesuffix(".py")).isidentifier() and not p.startswith("__")})
     return PackageVersion(name=dist.metadata["Name"], version=dist.version, import_names=top[:10], location=str(dist.locate_file("")))
-
-
-def imported_packages(code: str) -> list[str]:
-    """Top-level non-stdlib modules that ``code`` imports (empty if it does not parse)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return sorted(n for n in names if n not in sys.stdlib_module_names and n != "__future__")
-
-
-def module_names(names: list[str]) -> list[str]:
-    """The valid top-level non-stdlib module names among ``names`` (a model may put prose, dotted paths or schema words there).
-
-    A JSON-Schema keyword or type name (``items``, ``type``, ``description``, ``object``) comes from a reply that
-    echoed its schema and is dropped, unless it is a module importable here (``pattern`` is on PyPI; ``string``,
-    ``enum``, ``array`` are stdlib and left out like every stdlib module). Only those few words are looked up.
-
-    >>> module_names(["items", "type", "numpy", "ase.build", "json", "the numpy package"])
-    ['ase', 'numpy']
-    """
-    tops = {n.strip().split(".")[0] for n in names}
-    valid = (n for n in tops if _MODULE.fullmatch(n) and n not in sys.stdlib_module_names)
-    return sorted(n for n in valid if n not in _SCHEMA_NAMES or _importable(n))
-
-
-def _importable(module: str) -> bool:
-    """Whether ``module`` is found here (never raises: a broken finder counts as not found)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def missing_packages(modules: list[str]) -> list[str]:
-    """The modules among ``modules`` that cannot be imported here."""
-    return [module for module in module_names(modules) if not _importable(module)]
 
 
 def install_dependencies(modules: list[str], settings: Settings) -> InstallReport:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tasks.settings import Settings
+from deployments.settings import Settings
 from tasks.tools.errors import ToolError
 
 __all__ = ["FileSlice", "allowed_roots", "allowed_path", "read_file"]

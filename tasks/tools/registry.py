@@ -4,7 +4,7 @@ A tool's parameters named ``settings``, ``store``, ``cache`` and ``knowledge`` a
 the model sees (and is validated against) the others. A failed call returns a short reminder of
 correct use and the tool to try next, never a traceback.
 
->>> from tasks.settings import Settings
+>>> from deployments.settings import Settings
 >>> box = ToolBox(Settings(store="memory"))
 >>> box.call("check_package_version", name="ase").ok
 True
@@ -21,17 +21,28 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    create_model,
+)
 
+from deployments.settings import Settings
 from skills.store import SkillStore, open_cache, open_store
-from tasks.settings import Settings
 from tasks.tools.docs_search import search
 from tasks.tools.errors import ToolError
 from tasks.tools.extract import extract_code_from_url, retrieve_extracted_code
 from tasks.tools.graph_query import query_knowledge_graph
 from tasks.tools.memory import TaskKnowledge, save_to_memory, search_memory
 from tasks.tools.package_graph import parse_local_package
-from tasks.tools.packages import check_installed_packages, check_package_version, install_dependencies
+from tasks.tools.packages import (
+    check_installed_packages,
+    check_package_version,
+    install_dependencies,
+)
 from tasks.tools.quick_introspect import quick_introspect
 from tasks.tools.read_file import read_file
 from tasks.tools.runtime_probe import runtime_probe_snippet

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-from tasks.models import ExecutionResult
-from tasks.settings import Settings
+from deployments.sandbox.execute import SandboxLimits, run_code
+from deployments.sandbox.models import ExecutionResult
+from deployments.settings import Settings
 from tasks.tools.errors import ToolError
-from tasks.tools.sandbox import SandboxLimits, run_code
 
 __all__ = ["execute_shell_command", "create_and_execute_script"]
 

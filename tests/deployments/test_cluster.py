@@ -5,10 +5,15 @@ import time
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from deployments.cluster import ClusterUnavailable, close_clusters, jobqueue_cluster, open_cluster
+from deployments.cluster import (
+    ClusterUnavailable,
+    close_clusters,
+    jobqueue_cluster,
+    open_cluster,
+)
+from deployments.net import free_port
+from deployments.settings import Settings
 from deployments.task_runners import task_runner
-from tasks.net import free_port
-from tasks.settings import Settings
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(workspace):

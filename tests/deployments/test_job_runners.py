@@ -2,11 +2,16 @@
 
 from jobflow import Flow
 
-from deployments.job_runners import DaskJobRunner, LocalJobRunner, job_runner, missing_resources
+from deployments.job_runners import (
+    DaskJobRunner,
+    LocalJobRunner,
+    job_runner,
+    missing_resources,
+)
+from deployments.settings import get_settings
 from skills.documents import Skill, TestCase
 from skills.maker import SkillMaker
 from skills.params import signature_schema
-from tasks.settings import get_settings
 
 DOUBLE = "def run(x: float = 1.0) -> float:\n    return 2 * x\n"
 

@@ -2,8 +2,15 @@
 
 import pytest
 
-from deployments.resources import ResourceError, detect_gpus, detected_resources, format_resources, parse_resources, worker_resources
-from tasks.settings import Settings
+from deployments.resources import (
+    ResourceError,
+    detect_gpus,
+    detected_resources,
+    format_resources,
+    parse_resources,
+    worker_resources,
+)
+from deployments.settings import Settings
 
 
 def test_resources_round_trip_between_text_and_numbers():

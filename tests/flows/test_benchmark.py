@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 import flows.benchmark as bench_module
+from deployments.files import file_lock
+from deployments.sandbox.execute import isolation_report
+from deployments.settings import get_settings
 from flows.benchmark import benchmark
-from flows.cli import main
+from flows.interfaces.cli.main import main
 from skills.documents import BenchmarkRecord, BenchmarkRun
 from skills.store import open_store
-from tasks.files import file_lock
-from tasks.settings import get_settings
-from tasks.tools.sandbox import isolation_report
 from tests.codes import N2_ANSWER, N2_CODE, N2_SKILL, O2_ANSWER
 
 STARTER = Path(__file__).resolve().parents[2] / "benchmarks" / "suites" / "starter"
@@ -184,9 +184,9 @@ def test_cli_bench_json_and_bad_usage(workspace, tmp_path, capsys):
 
 def test_each_system_repetition_gets_its_own_workspace_and_store_with_answers_hidden(workspace):
     from benchmarks.systems import SYSTEMS
+    from deployments.sandbox.execute import SandboxLimits
     from flows.benchmark import case_settings
     from flows.deep_solve import debug_strategies
-    from tasks.tools.sandbox import SandboxLimits
 
     base = get_settings()
     answers = [workspace.parent / "suite" / "t.json"]

@@ -17,13 +17,21 @@ from pathlib import Path
 import pytest
 from prefect.settings import PREFECT_API_URL
 
+from deployments.settings import get_settings
 from flows.run_skill_batch import batch_answers, run_skill_batch
 from flows.solve import solve
 from skills.documents import BatchItem, MemoryUnit, Skill, SkillBatch, TestCase
 from skills.params import signature_schema
 from skills.store import open_store
-from tasks.settings import get_settings
-from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL, N2_TYPO, O2_ANSWER, O2_QUERY
+from tests.codes import (
+    N2_ANSWER,
+    N2_CODE,
+    N2_QUERY,
+    N2_SKILL,
+    N2_TYPO,
+    O2_ANSWER,
+    O2_QUERY,
+)
 
 REPO = Path(__file__).parents[2]
 CLEAR = {"stage": "triage", "content": {"conflict": "", "question": ""}}
@@ -152,7 +160,7 @@ STORE_WRITER = """
 import sys
 from skills.documents import MemoryUnit
 from skills.store import open_store
-from tasks.settings import get_settings
+from deployments.settings import get_settings
 store = open_store(get_settings())
 print("ready", flush=True)
 i = 0

@@ -2,11 +2,11 @@
 
 import json
 
-from flows.cli import main
+from deployments.settings import get_settings
 from flows.discover import discover
+from flows.interfaces.cli.main import main
 from skills.documents import DiscoveryCampaign, DiscoveryEpisode
 from skills.store import open_store
-from tasks.settings import get_settings
 
 
 def test_campaign_runs_stores_reports_and_resumes(workspace):

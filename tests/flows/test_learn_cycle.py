@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from jobflow import run_locally
 
+from deployments.settings import get_settings
 from flows.solve import solve
 from skills.documents import Experience, MemoryUnit, Skill
 from skills.maker import SkillMaker
 from skills.store import open_store
-from tasks.settings import get_settings
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL, O2_ANSWER, O2_QUERY
 
 CLEAR = {"stage": "triage", "content": {"conflict": "", "question": ""}}
@@ -60,7 +60,7 @@ def test_monty_store_persists_across_processes(scripted, monkeypatch, workspace)
         "from jobflow import run_locally\n"
         "from skills.maker import SkillMaker\n"
         "from skills.store import open_store\n"
-        "from tasks.settings import get_settings\n"
+        "from deployments.settings import get_settings\n"
         "store = open_store(get_settings())\n"
         f"job = SkillMaker.from_skill(store.get_skill({learned.skill_id!r})).make(formula='O2')\n"
         "print(run_locally(job, store=store.job_store(), log=False)[job.uuid][1].output)\n"

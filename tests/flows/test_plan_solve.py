@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from deployments.llm.client import make_client
+from deployments.settings import get_settings
 from flows.plan_solve import plan_solve
-from tasks.llm import make_client
-from tasks.settings import get_settings
 
 QUERY = "Compute the EMT energy per atom of bulk fcc Cu (a = 3.6 Å) with ASE, then say by how much it changes at a = 3.7 Å. Return a float in eV."
 STEP1 = "EMT energy per atom of bulk fcc Cu with a = 3.6 Å. Return a float in eV."

@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from flows.cli import main
+from deployments.progress import add_listener, remove_listener
+from deployments.settings import get_settings
+from flows.interfaces.cli.main import main
 from flows.run_skill import run_skill
 from flows.run_skill_batch import batch_answers, run_skill_batch
 from skills.documents import BatchItem, Skill, SkillBatch, TestCase
 from skills.params import ParameterError, signature_schema
 from skills.store import open_store
-from tasks.settings import get_settings
-from tasks.stage import add_listener, remove_listener
 
 TRIPLE = "def run(x: int = 2) -> int:\n    if x == 7:\n        raise ValueError('seven is refused')\n    return 3 * x\n"
 ON_GPU = "import os\ndef run(x: int = 1) -> int:\n    return x\n"
@@ -34,7 +34,7 @@ def test_a_gpu_skill_runs_only_on_the_worker_that_advertises_a_gpu(dask_cluster)
     _store_skill("gpu_echo", ON_GPU, gpu=True)
     _store_skill("triple", TRIPLE)
     gpu_worker = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "worker", "--scheduler", dask_cluster.scheduler_address, "--resources", "GPU=1", "--name", "gpu-worker"],
+        [sys.executable, "-m", "flows.interfaces.cli.main", "worker", "--scheduler", dask_cluster.scheduler_address, "--resources", "GPU=1", "--name", "gpu-worker"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:

@@ -14,10 +14,10 @@ from pathlib import Path
 from prefect.client.orchestration import get_client
 from prefect.settings import get_current_settings
 
+from deployments.settings import get_settings
 from flows.solve import solve
 from skills.documents import Skill
 from skills.store import open_store
-from tasks.settings import get_settings
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL
 
 CANARY = "sk-canary-5e1d0b7a"

@@ -2,11 +2,11 @@
 
 import json
 
+from deployments.settings import get_settings
 from flows.session import is_feedback
 from flows.solve import solve
 from skills.documents import MemoryUnit, Session
 from skills.store import open_store
-from tasks.settings import get_settings
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY
 
 CLEAR = {"stage": "triage", "content": {"conflict": ""}}

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.task import load_task
+from deployments.llm.server import stop_server
+from deployments.settings import get_settings
 from flows.learn import learn_task
 from flows.solve import solve
-from tasks.llm_server import stop_server
-from tasks.settings import get_settings
 
 QUERY = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
 

@@ -16,7 +16,7 @@ def test_debug_branches_run_on_dask_workers_and_their_llm_calls_come_back(script
         monkeypatch.setenv(f"EVOSKILL_{name}", value)
     scripted([code("research", N2_TYPO), code("debug:diagnostic", WRONG_ANSWER), code("debug:introspection", N2_CODE), code("debug:research", N2_CODE)])
     from deployments.cluster import close_clusters, open_cluster
-    from tasks.settings import get_settings
+    from deployments.settings import get_settings
 
     try:
         result = solve(N2_QUERY)

@@ -2,11 +2,11 @@
 
 import json
 
-from flows.cli import main
+from deployments.settings import get_settings
+from flows.interfaces.cli.main import main
 from flows.learn import ensure_starter_library
 from skills import STARTER_LIBRARY
 from skills.store import open_store
-from tasks.settings import get_settings
 
 O2 = "Calculate the atomization energy (unit: eV) of an oxygen molecule O2 using ASE's EMT calculator, relaxing it to fmax=0.01 eV/Å first. Return a float rounded to 4 decimal places."
 LIBRARY_IDS = ["ase_emt_atomization-v1", "pymatgen_rocksalt_density-v1", "rdkit_fragment_count-v1"]

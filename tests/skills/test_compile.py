@@ -3,11 +3,11 @@
 import pytest
 
 from benchmarks.task import load_task
+from deployments.settings import get_settings
 from flows.learn import learn_task
+from skills.answer_spec import AnswerSpec
 from skills.compile import CompileRequest, compile_skill, default_tolerance
 from skills.store import open_store
-from tasks.models import AnswerSpec
-from tasks.settings import get_settings
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY
 
 

@@ -3,7 +3,13 @@
 import pytest
 
 from skills.grounding import GroundingError, ground_params
-from skills.params import ParameterError, SkillCodeError, parse_assignments, signature_schema, validate_params
+from skills.params import (
+    ParameterError,
+    SkillCodeError,
+    parse_assignments,
+    signature_schema,
+    validate_params,
+)
 
 CODE = 'def run(formula: str = "N2", fmax: float = 0.01, steps: int = 100) -> float:\n    """Doc.\n\n    formula: the molecule\n    """\n    return 0.0\n'
 

@@ -1,9 +1,9 @@
 """Skills run in the sandbox: missing packages are reported before running; jobs carry resources."""
 
+from deployments.settings import get_settings
 from skills.documents import Skill, SkillResources, TestCase
 from skills.maker import SkillMaker
 from skills.runner import run_skill
-from tasks.settings import get_settings
 
 
 def test_a_skill_whose_packages_are_missing_is_reported_not_run(workspace):

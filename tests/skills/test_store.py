@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from deployments.settings import Settings
 from skills.documents import Experience, Skill, TestCase
-from skills.store import COLLECTIONS, SkillStore, StoreDocumentError, StoreError, open_store
-from tasks.settings import Settings
+from skills.store import (
+    COLLECTIONS,
+    SkillStore,
+    StoreDocumentError,
+    StoreError,
+    open_store,
+)
 
 ROOT = Path(__file__).parents[2]
 
@@ -107,7 +113,7 @@ def test_two_processes_saving_at_once_lose_nothing(tmp_path):
         "import sys\n"
         "from skills.documents import Skill, TestCase\n"
         "from skills.store import open_store\n"
-        "from tasks.settings import Settings\n"
+        "from deployments.settings import Settings\n"
         f"store = open_store(Settings(store='monty', workspace={str(tmp_path / 'ws')!r}))\n"
         "for extra in ['', sys.argv[1]]:\n"
         "    code = 'def run(x: int = 1) -> int:\\n    return x + 1\\n' + extra\n"

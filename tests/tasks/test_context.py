@@ -1,7 +1,8 @@
 """Object references and trace compression."""
 
-from tasks.context import compress_trace, first_line, load_object, put_object
-from tasks.settings import get_settings
+from deployments.sandbox.objects import load_object, put_object
+from deployments.settings import get_settings
+from tasks.context import compress_trace, first_line
 
 
 def test_large_output_travels_as_a_reference_and_loads_back(workspace):

@@ -2,10 +2,10 @@
 
 import pytest
 
-from tasks.answer_spec import read_answer_spec
-from tasks.critic import CriticInput, critic
-from tasks.models import SolveRequest
-from tasks.settings import get_settings
+from deployments.settings import get_settings
+from skills.answer_spec import read_answer_spec
+from tasks.critic import critic
+from tasks.models import CriticInput, SolveRequest
 from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY
 
 

@@ -1,4 +1,12 @@
-from tasks.models import AnswerSpec, CodeAgentResult, DebugAttempt, DebugResult, ExecutionResult, Solution, SolveRequest
+from deployments.sandbox.models import ExecutionResult
+from skills.answer_spec import AnswerSpec
+from tasks.models import (
+    CodeAgentResult,
+    DebugAttempt,
+    DebugResult,
+    Solution,
+    SolveRequest,
+)
 from tasks.output import output_processor
 
 

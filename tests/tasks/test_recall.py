@@ -1,9 +1,9 @@
 """Recall is scoped to the user: their memories and preferences, and everyone's; never another user's."""
 
+from deployments.settings import get_settings
 from skills.documents import Preference
 from skills.store import open_store
 from tasks.recall import recall
-from tasks.settings import get_settings
 from tasks.tools.memory import save_to_memory
 
 

@@ -11,10 +11,17 @@ from pydantic import ValidationError
 from benchmarks.discovery.environment import DiscoveryEnvironment
 from benchmarks.discovery.episode import EpisodeSpec, run_episode
 from benchmarks.discovery.generators import PROTOTYPES
-from benchmarks.discovery.oracles import ORACLES, EMTOracle, OracleError, UnsupportedElements, make_oracle
+from benchmarks.discovery.oracles import (
+    ORACLES,
+    EMTOracle,
+    OracleError,
+    UnsupportedElements,
+    make_oracle,
+)
 from benchmarks.discovery.system import ChemicalSystem
-from tasks.llm import LLMClient, ScriptedTransport
-from tasks.settings import Settings
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import ScriptedTransport
+from deployments.settings import Settings
 
 
 def test_ten_query_emt_ternary_episode_is_reproducible():

@@ -4,7 +4,11 @@ import pytest
 from pymatgen.analysis.phase_diagram import PDEntry, PhaseDiagram
 from pymatgen.core import Composition
 
-from benchmarks.discovery.hull import HullEntry, energies_above_hull, formation_energy_per_atom
+from benchmarks.discovery.hull import (
+    HullEntry,
+    energies_above_hull,
+    formation_energy_per_atom,
+)
 
 
 def test_binary_hull_matches_pymatgen_and_hand_values():

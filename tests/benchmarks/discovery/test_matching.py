@@ -3,7 +3,11 @@
 from pymatgen.core import Lattice, Structure
 from pymatgen.core.operations import SymmOp
 
-from benchmarks.discovery.filters import MinDistanceFilter, SmactFilter, UniquenessFilter
+from benchmarks.discovery.filters import (
+    MinDistanceFilter,
+    SmactFilter,
+    UniquenessFilter,
+)
 from benchmarks.discovery.matching import StructureSet, structure_hash
 
 

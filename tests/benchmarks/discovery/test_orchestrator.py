@@ -2,8 +2,9 @@
 
 from benchmarks.discovery.episode import EpisodeSpec, run_episode
 from benchmarks.discovery.system import ChemicalSystem
-from tasks.llm import LLMClient, ScriptedTransport
-from tasks.settings import Settings
+from deployments.llm.client import LLMClient
+from deployments.llm.transport import ScriptedTransport
+from deployments.settings import Settings
 
 
 def _step(tool: str, **args) -> dict:

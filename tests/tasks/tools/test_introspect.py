@@ -1,5 +1,5 @@
+from deployments.sandbox.execute import SandboxLimits
 from tasks.tools.introspect import introspection_notes, probe_request
-from tasks.tools.sandbox import SandboxLimits
 from tests.codes import N2_TYPO
 
 

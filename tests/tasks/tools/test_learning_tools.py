@@ -8,11 +8,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from deployments.settings import get_settings
 from skills.store import open_cache, open_store
-from tasks.settings import get_settings
 from tasks.tools.docs_search import TavilySearch, search
 from tasks.tools.errors import ToolError
-from tasks.tools.extract import code_blocks, extract_code_from_url, retrieve_extracted_code
+from tasks.tools.extract import (
+    code_blocks,
+    extract_code_from_url,
+    retrieve_extracted_code,
+)
 
 
 def test_offline_search_finds_ase_equation_of_state_docs(workspace):

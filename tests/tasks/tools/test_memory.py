@@ -1,7 +1,7 @@
 """Memory tools over a real store: planning and execution memories persist, knowledge does not."""
 
+from deployments.settings import get_settings
 from skills.store import open_store
-from tasks.settings import get_settings
 from tasks.tools.memory import TaskKnowledge, save_to_memory, search_memory
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from deployments.settings import get_settings
 from skills.store import open_cache
-from tasks.settings import get_settings
 from tasks.tools.errors import ToolError
 from tasks.tools.graph_query import query_knowledge_graph
 from tasks.tools.package_graph import load_modules, parse_local_package, parse_module

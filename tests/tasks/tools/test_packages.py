@@ -1,5 +1,6 @@
-from tasks.settings import Settings
-from tasks.tools.packages import imported_packages, install_dependencies, missing_packages, module_names
+from deployments.packages import imported_packages, missing_packages, module_names
+from deployments.settings import Settings
+from tasks.tools.packages import install_dependencies
 
 
 def test_imports_are_read_from_code():

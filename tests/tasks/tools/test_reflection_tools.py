@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tasks.settings import get_settings
+from deployments.settings import get_settings
 from tasks.tools.errors import ToolError
 from tasks.tools.quick_introspect import quick_introspect
 from tasks.tools.read_file import read_file

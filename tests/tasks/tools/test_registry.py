@@ -1,7 +1,7 @@
 """The toolbox: typed calls, errors that teach, switches that remove tools."""
 
+from deployments.settings import get_settings
 from tasks.intent import recognise_intent, retrieve_tools
-from tasks.settings import get_settings
 from tasks.tools.registry import TOOLS, ToolBox, ToolCall, available_tools
 
 

@@ -1,0 +1,61 @@
+"""Policies by name: a preset, or a generator/planner/selector spec, turned into a policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.discovery.generators import GENERATORS
+from benchmarks.discovery.orchestrator import OrchestratorPolicy
+from benchmarks.discovery.planners import PLANNERS
+from benchmarks.discovery.policy import PipelinePolicy, Policy
+from benchmarks.discovery.selectors import SELECTORS
+from deployments.llm.client import LLMClient
+
+__all__ = ["PRESETS", "policy_stages", "needs_llm", "make_policy"]
+
+
+PRESETS = {
+    "random": ("random", "random", "random"),
+    "diversity": ("diversity", "random", "random"),
+    "ucb": ("ucb", "random", "random"),
+    "substitution": ("random", "prototype", "random"),
+    "surrogate": ("diversity", "random", "surrogate"),
+    "llm": ("llm", "prototype", "llm"),
+}
+
+
+def _stage(table: dict[str, Any], name: str, llm: LLMClient | None) -> Any:
+    return table[name](llm=llm) if name == "llm" else table[name]()
+
+
+def policy_stages(spec: str) -> tuple[str, str, str] | None:
+    """The (planner, generator, selector) names of a policy, checked; None for the orchestrator."""
+    if spec == "orchestrator":
+        return None
+    parts = PRESETS.get(spec) or tuple(spec.split(":"))
+    if len(parts) != 3:
+        raise ValueError(f"unknown policy {spec!r}: use {', '.join([*PRESETS, 'orchestrator'])} or planner:generator:selector")
+    for table, kind, name in zip((PLANNERS, GENERATORS, SELECTORS), ("planner", "generator", "selector"), parts, strict=True):
+        if name not in table:
+            raise ValueError(f"unknown {kind} {name!r}: use one of {', '.join(table)}")
+    return parts
+
+
+def needs_llm(spec: str) -> bool:
+    """Whether a policy asks the LLM anything (the orchestrator, or an llm stage)."""
+    stages = policy_stages(spec)
+    return stages is None or "llm" in stages
+
+
+def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
+    """A policy by preset name or ``planner:generator:selector``."""
+    stages = policy_stages(spec)
+    if needs_llm(spec) and llm is None:
+        raise ValueError(f"the {spec} policy needs an LLM client")
+    if stages is None:
+        return OrchestratorPolicy(llm=llm)
+    planner, generator, selector = stages
+    return PipelinePolicy(
+        planner=_stage(PLANNERS, planner, llm), generator=_stage(GENERATORS, generator, llm),
+        selector=_stage(SELECTORS, selector, llm), name=spec,
+    )  # fmt: skip

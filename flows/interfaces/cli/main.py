@@ -1,0 +1,253 @@
+"""The ``evoskill`` command line.
+
+    evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
+    evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
+    evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
+    evoskill learn TASK.json...
+    evoskill memory search "TEXT"
+    evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
+    evoskill discover --system Cu-Ni-Pt [--oracle emt|lj|chgnet] [--policy diversity,ucb] [--budget 50] [--episodes 5]
+    evoskill serve [--host 127.0.0.1] [--port 8501] [--add-user NAME]
+    evoskill mcp [--transport stdio|http] [--port 8502]
+    evoskill llm serve|status|stop
+
+``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
+keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
+wall_s, ok, detail}], flow_run_id, code, error, trajectory_path, skill_id, learned, question,
+session``; ``path`` is ``skill`` (with ``skill_id``) when a learned skill answered. Exit code: 0 when
+the question was answered, 1 when it was not (or a clarifying question came back), 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+
+from flows.interfaces.cli.bench import add_parser as add_bench_parser
+from flows.interfaces.cli.bench import run_bench
+from flows.interfaces.cli.discover import add_parser as add_discover_parser
+from flows.interfaces.cli.discover import run_discover
+from flows.interfaces.cli.serve import add_parsers as add_serve_parsers
+from flows.interfaces.cli.serve import run_mcp, run_serve
+from flows.interfaces.cli.skills import add_parsers as add_skill_parsers
+from flows.interfaces.cli.skills import run_learn, run_memory, run_skills
+from flows.interfaces.cli.terminal import Progress, log_unexpected, quiet_terminal
+from flows.interfaces.cli.tools import add_parser as add_tool_parser
+from flows.interfaces.cli.tools import run_tool
+from flows.interfaces.cli.worker import add_parser as add_worker_parser
+from flows.interfaces.cli.worker import run_worker
+
+__all__ = ["main", "build_parser"]
+
+EXAMPLE = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evoskill",
+        description="A self-evolving scientific agent: answers questions by writing, running and debugging code.",
+        epilog="Settings come from EVOSKILL_* environment variables or evoskill.toml (see README).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    solve = sub.add_parser("solve", help="answer a question", description="Answer a scientific question with code.")
+    solve.add_argument("query", help=f'the question, with its answer format, e.g. "{EXAMPLE}"')
+    solve.add_argument("--backend", choices=["embedded", "openai", "scripted"], help="LLM backend (default: embedded)")
+    solve.add_argument("--model", help="model name for the backend")
+    solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
+    solve.add_argument("--plan", action="store_true", help="multi-step question: plan sub-tasks, solve each, replan on failure")
+    solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    add_skill_parsers(sub)
+    add_bench_parser(sub)
+    add_discover_parser(sub)
+    add_tool_parser(sub)
+    add_worker_parser(sub)
+    add_serve_parsers(sub)
+    llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
+    llm.add_argument(
+        "action", choices=["serve", "status", "stop"],
+        help="start it in the background / show this workspace's (running, crashed, stopped) and every running one / stop it",
+    )  # fmt: skip
+    _add_verbose(parser)
+    return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser) -> None:
+    """``--verbose`` on every command (and sub-command): Prefect's own log lines and tracebacks on the terminal too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.add_argument(
+                    "--verbose", action="store_true", default=argparse.SUPPRESS,
+                    help="also show Prefect's log lines, HTTP noise and tracebacks (default: only in <workspace>/logs/evoskill.log)",
+                )  # fmt: skip
+                _add_verbose(child)
+
+
+def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
+    print()
+    if result.question:
+        print(f"Question back to you: {result.question}")
+    elif result.success:
+        print(f"Answer: {result.formatted}" + (f"  (skill {result.skill_id})" if result.path == "skill" else ""))
+    else:
+        print(f"No answer: {result.error}")
+        if result.code:
+            print("\nLast code tried:\n" + result.code)
+    print(f"\n{'stage':<24}{'wall s':>8}  ok")
+    for stage in result.stages:
+        print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
+    print(f"\npath {result.path}, LLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s")
+    if result.learned:
+        print(f"Learned skill {result.skill_id}")
+    print(f"Trajectory: {result.trajectory_path}")
+
+
+def _explain(error: ValidationError | SettingsError) -> str:
+    """One line per invalid setting, named as the user sets it."""
+    if isinstance(error, SettingsError):  # a value that is not even JSON where JSON is needed, e.g. a list
+        field = re.search(r'field "(\w+)"', str(error))
+        return f"  EVOSKILL_{field.group(1).upper() if field else '?'}: {error}"
+    lines = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item["loc"])
+        lines.append(f"  EVOSKILL_{field.split('.')[0].upper()}: {item['msg']} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def _solve(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        print("evoskill solve: the question is empty", file=sys.stderr)
+        return 2
+    if args.session is not None and not re.fullmatch(r"[\w.-]+", args.session):
+        print(f"evoskill solve: --session {args.session!r}: use letters, digits, '.', '_' or '-'", file=sys.stderr)
+        return 2
+    if args.plan and args.session:
+        print("evoskill solve: --plan does not take --session", file=sys.stderr)
+        return 2
+    from deployments.llm.transport import LLMError
+    from deployments.prefect_server import prefect_runtime
+    from deployments.progress import add_listener
+    from deployments.settings import get_settings
+    from flows.learn import ensure_starter_library
+    from flows.solve import solve
+
+    add_listener(Progress())
+    try:
+        settings = get_settings(llm_backend=args.backend, llm_model=args.model)
+        with prefect_runtime(settings) as where:
+            print(f"Prefect API: {where}", file=sys.stderr)
+            if args.plan:
+                return _print_plan(_planned(args.query, settings), args.json)
+            ensure_starter_library(settings)
+            result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
+    except (ValidationError, SettingsError) as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+        return 1
+    except LLMError as exc:
+        print(f"evoskill solve failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
+        print(log_unexpected("solve", exc), file=sys.stderr)
+        return 1
+    if args.json:
+        print(result.model_dump_json())
+    else:
+        _print_human(result)
+    return 0 if result.success else 1
+
+
+def _planned(query: str, settings):  # noqa: ANN001, ANN202 - Settings/PlanOutcome, imported lazily
+    from flows.plan_solve import plan_solve
+
+    return plan_solve(query, settings)
+
+
+def _print_plan(outcome, as_json: bool) -> int:  # noqa: ANN001 - PlanOutcome, imported lazily
+    if as_json:
+        print(outcome.model_dump_json())
+    else:
+        for number, step in enumerate(outcome.steps, 1):
+            print(f"step {number}: {step.summary.render()}")
+        print(f"answer: {outcome.answer!r}" if outcome.success else f"no answer ({outcome.stopped})")
+        print(f"{len(outcome.steps)} steps, {outcome.replans} replans, {outcome.llm_calls} LLM calls, {outcome.wall_s:.1f} s")
+    return 0 if outcome.success else 1
+
+
+def _llm(args: argparse.Namespace) -> int:
+    from deployments.llm.server import (
+        describe,
+        ensure_server,
+        machine_servers,
+        server_status,
+        server_table,
+        stop_server,
+    )
+    from deployments.llm.transport import LLMError
+    from deployments.settings import get_settings
+
+    try:
+        settings = get_settings()
+    except (ValidationError, SettingsError) as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+        return 1
+    if args.action == "serve":
+        try:
+            state = ensure_server(settings)
+        except LLMError as exc:
+            print(f"evoskill llm serve failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"embedded LLM {state.model} serving at {state.base_url} (pid {state.pid}, log {state.log_path})")
+        return 0
+    if args.action == "status":
+        state = server_status(settings)
+        print(f"this workspace ({settings.workspace.resolve()}): {describe(state)}")
+        servers = machine_servers()
+        if servers:
+            print("embedded LLM servers running on this machine:\n" + "\n".join(f"  {line}" for line in server_table(servers)))
+        else:
+            print("no embedded LLM server running on this machine")
+        return 0 if state is not None and state.status == "running" else 1
+    print("stopped" if stop_server(settings) else "not running")
+    return 0
+
+
+def _guarded(args: argparse.Namespace) -> int:
+    """Run a skills/learn/memory command; expected failures become one message and an exit code."""
+    from deployments.cluster import ClusterUnavailable
+    from skills.params import ParameterError
+    from skills.store import StoreError
+    from skills.transfer import SkillFileError
+
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker,
+               "serve": run_serve, "mcp": run_mcp, "llm": _llm}[args.command]  # fmt: skip
+    try:
+        return handler(args)
+    except (ValidationError, SettingsError) as exc:
+        print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
+    except ParameterError as exc:
+        print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
+    except (StoreError, SkillFileError, ClusterUnavailable) as exc:
+        print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
+        print(log_unexpected(args.command, exc), file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    quiet_terminal(verbose=getattr(args, "verbose", False))
+    if args.command == "solve":
+        return _solve(args)
+    return _guarded(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

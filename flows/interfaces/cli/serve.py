@@ -1,0 +1,91 @@
+"""``evoskill serve`` (the chat web app) and ``evoskill mcp`` (skills as MCP tools)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+__all__ = ["add_parsers", "run_serve", "run_mcp"]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    serve = sub.add_parser(
+        "serve",
+        help="the chat web app and skills browser",
+        description="Serve the chat web app: sessions over the solve flow, feedback, and a skills browser.",
+        epilog="Login is off by default (everyone is EVOSKILL_USER); EVOSKILL_WEB_LOGIN=true asks for the accounts "
+        "added with --add-user. Bind to 0.0.0.0 only behind login and TLS.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    serve.add_argument("--add-user", metavar="NAME", help="add an account (or set its password, read from the terminal or stdin) and exit")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve skills as MCP tools",
+        description="Serve every stored skill as an MCP tool (its parameter schema as the input schema), "
+        "plus solve, search_memory and list_skills. New skills appear without a restart.",
+    )
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP")
+    mcp.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8502, help="http: port (default 8502); the endpoint is /mcp")
+
+
+def _add_user(settings, name: str) -> int:  # noqa: ANN001 - Settings, imported lazily
+    from flows.interfaces.web.users import UserBook, UserError
+
+    password = getpass.getpass(f"password for {name}: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+    try:
+        UserBook(settings.workspace.resolve() / "web-users.json").add(name, password)
+    except UserError as exc:
+        print(f"evoskill serve: {exc}", file=sys.stderr)
+        return 2
+    print(f"user {name} saved; start the app with EVOSKILL_WEB_LOGIN=true evoskill serve")
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from deployments.prefect_server import prefect_runtime
+    from deployments.progress import add_listener, remove_listener
+    from deployments.settings import get_settings
+    from flows.interfaces.cli.terminal import Progress
+    from flows.interfaces.web.app import create_app
+    from flows.learn import ensure_starter_library
+
+    settings = get_settings()
+    if args.add_user:
+        return _add_user(settings, args.add_user)
+    with prefect_runtime(settings) as where:
+        add_listener(progress := Progress())
+        ensure_starter_library(settings)
+        remove_listener(progress)
+        prefect_ui = where.removesuffix("/api") if where.startswith("http") else None
+        app = create_app(settings, prefect_ui=prefect_ui)
+        print(f"evoskill chat on http://{args.host}:{args.port}/chat  (Prefect: {where}; login {'on' if settings.web_login else 'off'})", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    import anyio
+
+    from deployments.settings import get_settings
+    from flows.interfaces.mcp.server import build_server
+
+    server = build_server(get_settings())
+    if args.transport == "http":
+        import uvicorn
+
+        print(f"evoskill MCP (streamable HTTP) on http://{args.host}:{args.port}/mcp", file=sys.stderr)
+        uvicorn.run(server.streamable_http_app(host=args.host), host=args.host, port=args.port, log_level="warning")
+        return 0
+    from mcp.server.stdio import stdio_server
+
+    async def serve_stdio() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(serve_stdio)
+    return 0

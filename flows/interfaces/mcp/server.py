@@ -1,0 +1,177 @@
+"""evoskill as an MCP server (``evoskill mcp``): every stored skill is a typed tool, beside ``solve``, ``search_memory``
+and ``list_skills``.
+
+A skill's tool takes the skill's parameter schema as its input schema; arguments are checked against it (JSON
+Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument. Tools are read
+from the store on every ``tools/list``, so skills learned after the server started appear without a restart.
+Skills run in the sandbox with no LLM; ``solve`` runs the ``solve`` flow.
+
+>>> from mcp import Client                                                   # doctest: +SKIP
+>>> async with Client(StdioServerParameters(command="evoskill", args=["mcp"])) as client:   # doctest: +SKIP
+...     (await client.call_tool("ase_emt_atomization-v1", {"formula": "O2"})).structured_content
+{'result': 8.5753}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from mcp.server.lowlevel import Server
+
+from deployments.settings import Settings
+from skills.documents import Skill
+from skills.params import validate_params
+from skills.runner import run_skill
+from skills.store import SkillStore, open_store
+from tasks.tools.memory import search_memory
+
+__all__ = ["build_server", "skill_tool", "argument_errors"]
+
+_MEMORY_KINDS = ["planning", "execution"]
+
+
+def _fixed_tools(settings: Settings) -> list[types.Tool]:
+    return [
+        types.Tool(
+            name="solve",
+            description="Answer a scientific question (materials, chemistry) by reusing a learned skill or writing, running "
+            "and debugging code. State the answer format, e.g. 'Return a float in eV rounded to 4 decimals'.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": settings.web_max_query_chars},
+                    "session": {"type": "string", "pattern": r"^[\w.-]+$", "description": "continue a conversation"},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        ),
+        types.Tool(
+            name="search_memory",
+            description="Planning strategies and code that solved similar tasks before.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "kind": {"type": "string", "enum": _MEMORY_KINDS},
+                    "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        ),
+        types.Tool(
+            name="list_skills",
+            description="The stored skills (each also callable as a tool of its own id), optionally ranked by a search text.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "maxLength": 2000},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+                },
+                "additionalProperties": False,
+            },
+        ),
+    ]
+
+
+def skill_tool(skill: Skill) -> types.Tool:
+    """The MCP tool of a skill: its id as the name, its parameter schema as the input schema."""
+    schema = {"type": "object", **skill.parameters, "additionalProperties": False}
+    unit = f" ({skill.unit})" if skill.unit else ""
+    description = f"{skill.description or skill.name} Returns {skill.output_type}{unit}. Runs without an LLM."
+    return types.Tool(name=skill.id, description=description, input_schema=schema)
+
+
+def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Each way ``arguments`` break ``schema``, as 'where: what' lines (empty when they fit)."""
+    errors = sorted(Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    return [f"{'.'.join(map(str, e.absolute_path)) or 'arguments'}: {e.message}" for e in errors]
+
+
+def _result(value: Any, error: bool = False) -> types.CallToolResult:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    structured = None if isinstance(value, str) else {"result": value}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured, is_error=error)
+
+
+def _skill_summary(skill: Skill) -> dict[str, Any]:
+    return {"id": skill.id, "description": skill.description, "parameters": skill.parameters, "uses": skill.stats.uses}
+
+
+class _Handlers:
+    """What each tool does; blocking work runs on a worker thread."""
+
+    def __init__(self, settings: Settings, store: SkillStore):
+        self.settings = settings
+        self.store = store
+        self.fixed = {tool.name: tool for tool in _fixed_tools(settings)}
+
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        skills = await anyio.to_thread.run_sync(self.store.latest_skills)
+        return types.ListToolsResult(tools=[*self.fixed.values(), *(skill_tool(s) for s in sorted(skills, key=lambda s: s.id))])
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        tool = self.fixed.get(params.name)
+        skill = None
+        if tool is None:
+            try:
+                skill = await anyio.to_thread.run_sync(self.store.get_skill, params.name)
+            except KeyError:
+                return _result(f"unknown tool {params.name!r}: call list_skills or tools/list for the tools there are", error=True)
+            tool = skill_tool(skill)
+        problems = argument_errors(tool.input_schema, arguments)
+        if problems:
+            return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
+        if skill is not None:
+            return await anyio.to_thread.run_sync(self._run_skill, skill, arguments)
+        handler = {"solve": self._solve, "search_memory": self._search_memory, "list_skills": self._list_skills}[params.name]
+        return await anyio.to_thread.run_sync(handler, arguments)
+
+    def _run_skill(self, skill: Skill, arguments: dict[str, Any]) -> types.CallToolResult:
+        execution = run_skill(skill, validate_params(skill.parameters, arguments), self.settings)
+        self.store.record_use(skill, execution.ok)
+        if not execution.ok:
+            return _result(f"{skill.id} failed: {execution.error or 'no result'}", error=True)
+        return _result(execution.answer)
+
+    def _solve(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        from deployments.prefect_server import prefect_runtime
+        from flows.solve import solve
+
+        with prefect_runtime(self.settings):
+            result = solve(arguments["query"], session=arguments.get("session"), user=self.settings.user)
+        keep = ("success", "answer", "formatted", "unit", "path", "skill_id", "learned", "question", "session", "error", "code", "flow_run_id")
+        return _result(result.model_dump(mode="json", include=set(keep)), error=not (result.success or result.question))
+
+    def _search_memory(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        self.store.refresh()  # other processes (the CLI, the web app) may have learned since
+        hits = search_memory(self.store, arguments["query"], kind=arguments.get("kind"), k=arguments.get("k", 3),
+                             threshold=self.settings.memory_threshold, user=self.settings.user)  # fmt: skip
+        return _result([{"kind": h.memory.kind, "subtask": h.memory.subtask, "solution": h.memory.solution, "similarity": h.similarity} for h in hits])
+
+    def _list_skills(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        limit = arguments.get("limit", 50)
+        if arguments.get("query", "").strip():
+            self.store.refresh()
+            skills = [s for s, _ in self.store.search_skills(arguments["query"], k=limit, threshold=0.05)]
+        else:
+            skills = sorted(self.store.latest_skills(), key=lambda s: s.id)[:limit]
+        return _result([_skill_summary(s) for s in skills])
+
+
+def build_server(settings: Settings) -> Server[Any]:
+    """The MCP server over ``settings``' store (serve it with ``.run`` on stdio, or ``.streamable_http_app()``)."""
+    handlers = _Handlers(settings, open_store(settings))
+    return Server(
+        "evoskill",
+        version="0.1.0",
+        instructions="Learned scientific skills as tools; 'solve' answers new questions and learns from them.",
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+    )

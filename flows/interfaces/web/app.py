@@ -1,0 +1,96 @@
+"""The web app: a FastAPI application serving the chat and the skills browser as server-rendered pages.
+
+>>> from deployments.settings import Settings
+>>> app = create_app(Settings(store="memory", workspace="/tmp/evoskill-doctest"))   # doctest: +SKIP
+>>> uvicorn.run(app, host="127.0.0.1", port=8501)                                   # doctest: +SKIP
+
+Pages are rendered by Jinja2 with autoescaping, and every response forbids inline script (a Content-Security-Policy),
+so HTML in questions, answers or program output is shown as text and never runs.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.middleware.sessions import SessionMiddleware
+
+from deployments.settings import Settings
+from flows.interfaces.web import chat_pages, skill_pages
+from flows.interfaces.web.jobs import SolveJobs, Solver
+from flows.interfaces.web.state import LoginRequired, WebState
+from flows.interfaces.web.users import UserBook, cookie_secret
+from flows.solve import solve
+from skills.store import open_store
+from tasks.models import SolveResult
+
+__all__ = ["create_app", "flow_solver"]
+
+T = TypeVar("T")
+HERE = Path(__file__).parent
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+
+
+"""A route parameter that is the request's user (redirects to the login page when there is none)."""
+
+
+def flow_solver() -> Solver:
+    """Answer through the ``solve`` flow; in the chat a skill is learned only when the user says 'satisfied'."""
+    def run(query: str, session_id: str, user: str) -> SolveResult:
+        return solve(query, session=session_id, user=user, defer_learning=True)
+
+    return run
+
+
+def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
+    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads.
+
+    ``prefect_ui``: the Prefect UI's address, for links to flow runs (none when flows run on an ephemeral API).
+    """
+    store = open_store(settings)
+    context = contextvars.copy_context()
+    jobs = SolveJobs(store, flow_solver(), settings.web_solvers, context)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        jobs.close()
+
+    app = FastAPI(title="evoskill", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    users = UserBook(settings.workspace.resolve() / "web-users.json")
+    app.state.web = WebState(settings, store, jobs, templates, users, context, prefect_ui.rstrip("/") if prefect_ui else None)
+    secret = settings.web_secret.get_secret_value() if settings.web_secret else cookie_secret(settings.workspace.resolve() / "web-secret")
+    app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie="evoskill_session", same_site="strict", max_age=14 * 24 * 3600)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = _CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"
+        return response
+
+    @app.exception_handler(LoginRequired)
+    async def to_login(request: Request, _: LoginRequired) -> RedirectResponse:
+        return RedirectResponse("/login", status_code=303)
+
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    app.include_router(chat_pages.router)
+    app.include_router(skill_pages.router)
+
+    @app.get("/healthz")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

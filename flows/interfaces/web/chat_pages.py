@@ -1,0 +1,199 @@
+"""Chat pages: sessions (new, resume, title/notes/bookmark), questions, feedback, progress, login."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+
+from flows.interfaces.web.state import CurrentUser, WebState, web_state
+from flows.session import Conversation, SessionAccessError, owned_session
+from flows.solve import IMAGE_SUFFIXES
+from skills.documents import Session
+
+__all__ = ["router", "improve_query"]
+
+router = APIRouter()
+
+
+def _sessions(state: WebState, user: str) -> list[Session]:
+    """The user's sessions: bookmarked first, then the most recently used."""
+    found = state.store.all(Session, {"user": user})
+    return sorted(found, key=lambda s: (not s.bookmarked, -s.updated.timestamp()))
+
+
+def _conversation(state: WebState, session_id: str, user: str) -> Conversation:
+    """The user's session, or 404 — also for another user's session, whose existence is not revealed."""
+    try:
+        session = owned_session(state.store, session_id, user)
+    except SessionAccessError:
+        session = None
+    if session is None:
+        raise HTTPException(status_code=404, detail=f"no session {session_id!r}")
+    return Conversation(state.store, session)
+
+
+def _page(request: Request, user: str, session: Session | None, error: str | None = None, draft: str = "", status: int = 200) -> HTMLResponse:
+    state = web_state(request)
+    job = state.jobs.running(session.id) if session else None
+    context: dict[str, Any] = {
+        "user": user,
+        "login": state.settings.web_login,
+        "sessions": _sessions(state, user),
+        "session": session,
+        "job": job,
+        "error": error,
+        "draft": draft,
+        "max_chars": state.settings.web_max_query_chars,
+        "flow_url": state.flow_run_url,
+    }
+    return state.templates.TemplateResponse(request, "chat.html", context, status_code=status)
+
+
+def _problem(state: WebState, text: str) -> str | None:
+    """Why a question cannot be asked, or None."""
+    if not text.strip():
+        return "the question is empty"
+    if len(text) > state.settings.web_max_query_chars:
+        return f"the question is {len(text)} characters long; the limit is {state.settings.web_max_query_chars} (EVOSKILL_WEB_MAX_QUERY_CHARS)"
+    return None
+
+
+def _ask(request: Request, user: str, conversation: Conversation, query: str) -> Response:
+    state = web_state(request)
+    problem = _problem(state, query)
+    if problem is None and conversation.session.status == "stopped":
+        problem = "this session is stopped: reopen it to ask more"
+    if problem is None:
+        try:
+            state.jobs.submit(conversation, query.strip())
+        except RuntimeError as exc:
+            problem = str(exc)
+    if problem is not None:
+        return _page(request, user, conversation.session if conversation.session.turns or conversation.session.pending else None,
+                     error=problem, draft=query, status=400)  # fmt: skip
+    return RedirectResponse(f"/chat/{conversation.session.id}", status_code=303)
+
+
+def improve_query(session: Session, critique: str) -> str | None:
+    """The next question after 'improve': the last question again, with the answer it got and the user's critique."""
+    last = next((t for t in reversed(session.turns) if t.path != "feedback"), None)
+    if last is None:
+        return None
+    return f"{last.query}\n\nThe previous answer was {last.answer or 'none'}. The user asks to improve it: {critique.strip()}"
+
+
+@router.get("/", include_in_schema=False)
+def home() -> RedirectResponse:
+    return RedirectResponse("/chat", status_code=303)
+
+
+@router.get("/chat", response_class=HTMLResponse)
+def new_chat(request: Request, user: CurrentUser) -> HTMLResponse:
+    return _page(request, user, None)
+
+
+@router.post("/chat")
+def start_chat(request: Request, user: CurrentUser, query: Annotated[str, Form()] = "") -> Response:
+    conversation = Conversation.open(web_state(request).store, uuid.uuid4().hex[:12], user)
+    return _ask(request, user, conversation, query)
+
+
+@router.get("/chat/{session_id}", response_class=HTMLResponse)
+def show_chat(request: Request, user: CurrentUser, session_id: str) -> HTMLResponse:
+    return _page(request, user, _conversation(web_state(request), session_id, user).session)
+
+
+@router.post("/chat/{session_id}/ask")
+def ask(request: Request, user: CurrentUser, session_id: str, query: Annotated[str, Form()] = "") -> Response:
+    return _ask(request, user, _conversation(web_state(request), session_id, user), query)
+
+
+@router.post("/chat/{session_id}/satisfied")
+def satisfied(request: Request, user: CurrentUser, session_id: str) -> Response:
+    return _ask(request, user, _conversation(web_state(request), session_id, user), "satisfied")
+
+
+@router.post("/chat/{session_id}/improve")
+def improve(request: Request, user: CurrentUser, session_id: str, critique: Annotated[str, Form()] = "") -> Response:
+    conversation = _conversation(web_state(request), session_id, user)
+    if not critique.strip():
+        return _page(request, user, conversation.session, error="say what to improve", status=400)
+    query = improve_query(conversation.session, critique)
+    if query is None:
+        return _page(request, user, conversation.session, error="nothing to improve yet", status=400)
+    return _ask(request, user, conversation, query)
+
+
+@router.post("/chat/{session_id}/stop")
+def stop(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
+    _conversation(web_state(request), session_id, user).update(status="stopped")
+    return RedirectResponse(f"/chat/{session_id}", status_code=303)
+
+
+@router.post("/chat/{session_id}/reopen")
+def reopen(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
+    _conversation(web_state(request), session_id, user).update(status="open")
+    return RedirectResponse(f"/chat/{session_id}", status_code=303)
+
+
+@router.post("/chat/{session_id}/details")
+def details(
+    request: Request,
+    user: CurrentUser,
+    session_id: str,
+    title: Annotated[str, Form(max_length=200)] = "",
+    notes: Annotated[str, Form(max_length=10_000)] = "",
+    bookmarked: Annotated[bool, Form()] = False,
+) -> RedirectResponse:
+    conversation = _conversation(web_state(request), session_id, user)
+    conversation.update(title=title.strip() or conversation.session.title, notes=notes, bookmarked=bookmarked)
+    return RedirectResponse(f"/chat/{session_id}", status_code=303)
+
+
+@router.get("/chat/{session_id}/progress")
+def progress(request: Request, user: CurrentUser, session_id: str) -> dict[str, Any]:
+    """What the page polls while a question is being answered."""
+    state = web_state(request)
+    _conversation(state, session_id, user)
+    job = state.jobs.running(session_id)
+    events = [{"t": t, "stage": stage, "status": status, "detail": detail} for t, stage, status, detail in (job.events if job else [])]
+    return {"running": job is not None, "events": events}
+
+
+@router.get("/chat/{session_id}/turns/{turn}/images/{number}")
+def image(request: Request, user: CurrentUser, session_id: str, turn: int, number: int) -> FileResponse:
+    """An image the answering code of one turn wrote (only files the turn lists are served)."""
+    session = _conversation(web_state(request), session_id, user).session
+    try:
+        if turn < 0 or number < 0:
+            raise IndexError
+        path = Path(session.turns[turn].images[number])
+    except IndexError:
+        raise HTTPException(status_code=404, detail="no such image") from None
+    if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+        raise HTTPException(status_code=404, detail="the image is gone")
+    return FileResponse(path)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request) -> HTMLResponse:
+    return web_state(request).templates.TemplateResponse(request, "login.html", {"error": None})
+
+
+@router.post("/login")
+def login(request: Request, name: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "") -> Response:
+    state = web_state(request)
+    if not state.users.verify(name, password):
+        return state.templates.TemplateResponse(request, "login.html", {"error": "unknown user or wrong password"}, status_code=401)
+    request.session["user"] = name
+    return RedirectResponse("/chat", status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request) -> RedirectResponse:
+    request.session.clear()
+    return RedirectResponse("/login" if web_state(request).settings.web_login else "/chat", status_code=303)

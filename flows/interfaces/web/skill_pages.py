@@ -1,0 +1,84 @@
+"""The skills browser: list and search skills, see one (parameters, provenance, test case, usage), run it, download it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from flows.interfaces.web.forms import form_fields, form_params
+from flows.interfaces.web.state import CurrentUser, WebState, web_state
+from flows.run_skill import run_skill
+from skills.documents import Skill
+from skills.params import ParameterError, validate_params
+from skills.transfer import export_workflow
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _skill(state: WebState, skill_id: str) -> Skill:
+    try:
+        return state.store.get_skill(skill_id)
+    except KeyError:
+        raise HTTPException(status_code=404, detail=f"no skill {skill_id!r}") from None
+
+
+@router.get("/skills", response_class=HTMLResponse)
+def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLResponse:
+    state = web_state(request)
+    if q.strip():
+        state.store.refresh()  # skills learned by other processes since the last search
+        found = [(skill, round(score, 2)) for skill, score in state.store.search_skills(q[:500], k=50, threshold=0.05)]
+    else:
+        found = [(skill, None) for skill in sorted(state.store.latest_skills(), key=lambda s: s.name)]
+    context = {"user": user, "login": state.settings.web_login, "skills": found, "q": q}
+    return state.templates.TemplateResponse(request, "skills.html", context)
+
+
+def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any] | None = None, **extra: Any) -> HTMLResponse:
+    state = web_state(request)
+    context = {
+        "user": user,
+        "login": state.settings.web_login,
+        "skill": skill,
+        "fields": form_fields(skill.parameters, values),
+        "flow_url": state.flow_run_url(skill.provenance.flow_run_id),
+        "result": None,
+        "error": None,
+        **extra,
+    }
+    return state.templates.TemplateResponse(request, "skill.html", context, status_code=400 if extra.get("error") else 200)
+
+
+@router.get("/skills/{skill_id}", response_class=HTMLResponse)
+def show_skill(request: Request, user: CurrentUser, skill_id: str) -> HTMLResponse:
+    skill = _skill(web_state(request), skill_id)
+    return _skill_page(request, user, skill, skill.test_case.params)
+
+
+@router.post("/skills/{skill_id}/run", response_class=HTMLResponse)
+async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> HTMLResponse:
+    """Run the skill with the form's parameters through the ``run-skill`` flow (no LLM)."""
+    state = web_state(request)
+    skill = _skill(state, skill_id)
+    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    params = form_params(skill.parameters, form)
+    try:
+        validate_params(skill.parameters, params)
+    except ParameterError as exc:
+        return _skill_page(request, user, skill, form, error=str(exc))
+    output = await run_in_threadpool(state.in_context, run_skill, skill.id, params)
+    return _skill_page(request, user, state.store.get_skill(skill.id), params, result=output)
+
+
+@router.get("/skills/{skill_id}/workflow.json")
+def download_workflow(request: Request, user: CurrentUser, skill_id: str) -> Response:
+    """The skill as a jobflow ``Flow`` with its test case's parameters, runnable with plain jobflow."""
+    skill = _skill(web_state(request), skill_id)
+    body = export_workflow(skill, [skill.test_case.params])
+    headers = {"Content-Disposition": f'attachment; filename="{skill.id}.workflow.json"'}
+    return Response(body, media_type="application/json", headers=headers)

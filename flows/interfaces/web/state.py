@@ -1,0 +1,62 @@
+"""What every page handler shares: the app's state and the signed-in user."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, Request
+from fastapi.templating import Jinja2Templates
+
+from deployments.settings import Settings
+from flows.interfaces.web.jobs import SolveJobs
+from flows.interfaces.web.users import UserBook
+from skills.store import SkillStore
+
+T = TypeVar("T")
+
+__all__ = ["WebState", "LoginRequired", "web_state", "current_user", "CurrentUser"]
+
+
+@dataclass
+class WebState:
+    """What every page needs: settings, the store, the running solves, the templates and the Prefect UI (if any)."""
+
+    settings: Settings
+    store: SkillStore
+    jobs: SolveJobs
+    templates: Jinja2Templates
+    users: UserBook
+    context: contextvars.Context
+    prefect_ui: str | None = None
+
+    def in_context(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call ``fn`` in the context the app was made in (where flows find their Prefect API)."""
+        return self.context.copy().run(fn, *args)
+
+    def flow_run_url(self, flow_run_id: str | None) -> str | None:
+        return f"{self.prefect_ui}/runs/flow-run/{flow_run_id}" if self.prefect_ui and flow_run_id else None
+
+
+class LoginRequired(Exception):
+    """The page needs a logged-in user."""
+
+
+def web_state(request: Request) -> WebState:
+    return request.app.state.web
+
+
+def current_user(request: Request) -> str:
+    """The user of this request: the logged-in one, or the settings' user when login is off."""
+    state = web_state(request)
+    if not state.settings.web_login:
+        return state.settings.user
+    user = request.session.get("user")
+    if not user:
+        raise LoginRequired()
+    return user
+
+
+CurrentUser = Annotated[str, Depends(current_user)]

@@ -1,0 +1,106 @@
+"""Read the answer format a query asks for, and hold answers to it.
+
+The reading is deliberate and rule-based rather than left to the model: the query's own
+words ("return a float rounded to 4 decimal places", "(unit: eV)", "return an integer")
+decide the type, the rounding and the unit.
+
+>>> spec = read_answer_spec("Compute it (unit: eV). Return a float rounded to 4 decimal places.")
+>>> spec.output_type, spec.unit, spec.decimals
+('float', 'eV', 4)
+>>> coerce_answer(9.937249, spec)
+(9.9372, None)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, JsonValue
+
+__all__ = ["read_answer_spec", "coerce_answer", "consensus_key", "format_answer", "AnswerSpec"]
+
+_TYPES = [
+    ("list", r"\b(list|array|tuple)\b"),
+    ("bool", r"\b(boolean|bool|true or false)\b"),
+    ("int", r"\b(integer|an int|int)\b"),
+    ("float", r"\b(float|floating[- ]point|decimal number|real number)\b"),
+    ("str", r"\b(string|str)\b"),
+]
+_UNITS = r"(eV/atom|eV/Å|eV/A|meV/atom|meV|eV|kJ/mol|kcal/mol|Hartree|Ha|GPa|MPa|Å\^?3|Å|angstroms?|nm|K|g/cm\^?3|g/mol|amu|Debye)"
+
+
+def read_answer_spec(query: str) -> AnswerSpec:
+    """The output type, unit and decimals a query asks for (``any``/None where it is silent)."""
+    text = query.replace("\u00c5", "Å")
+    ask = re.search(r"\b(return|give|output|report|answer)\b(.*)", text, re.IGNORECASE | re.DOTALL)
+    where = ask.group(2) if ask else text
+    output_type = "any"
+    for name, pattern in _TYPES:
+        if re.search(pattern, where, re.IGNORECASE):
+            output_type = name
+            break
+    decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
+    unit = re.search(r"\(unit:\s*([^)]+?)\s*\)", text, re.IGNORECASE) or re.search(
+        rf"\bin (?:units of )?{_UNITS}(?![\w/])", text
+    )
+    return AnswerSpec(
+        output_type=output_type,  # type: ignore[arg-type]
+        unit=unit.group(1) if unit else None,
+        decimals=int(decimals.group(1)) if decimals else None,
+    )
+
+
+def coerce_answer(value: JsonValue, spec: AnswerSpec) -> tuple[JsonValue, str | None]:
+    """``value`` in the form ``spec`` asks for, or the reason it cannot be."""
+    kind = spec.output_type
+    if kind in ("float", "int") and isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None, f"expected a number, got the string {value!r}"
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None, f"expected a float, got {value!r}"
+        return (round(float(value), spec.decimals) if spec.decimals is not None else float(value)), None
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+            return None, f"expected an integer, got {value!r}"
+        return int(value), None
+    if kind == "bool":
+        return (value, None) if isinstance(value, bool) else (None, f"expected true/false, got {value!r}")
+    if kind == "list":
+        return (value, None) if isinstance(value, list) else (None, f"expected a list, got {value!r}")
+    if kind == "str":
+        return (value, None) if isinstance(value, str) else (None, f"expected a string, got {value!r}")
+    return value, None
+
+
+def _rounded(value: JsonValue) -> JsonValue:
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+def consensus_key(value: JsonValue) -> str:
+    """A key under which outputs that agree (floats to 6 significant digits) are equal."""
+    return json.dumps(_rounded(value), sort_keys=True)
+
+
+def format_answer(value: JsonValue, spec: AnswerSpec) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return f"{text} {spec.unit}" if spec.unit else text
+
+
+class AnswerSpec(BaseModel):
+    """The answer format a query asks for, read from its wording."""
+
+    output_type: Literal["float", "int", "bool", "str", "list", "any"] = "any"
+    unit: str | None = None
+    decimals: int | None = None

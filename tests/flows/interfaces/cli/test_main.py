@@ -1,0 +1,53 @@
+import json
+
+import pytest
+
+from flows.interfaces.cli.main import main
+from tests.codes import CRASH, N2_ANSWER, N2_CODE, N2_QUERY
+
+KEYS = {"success", "answer", "formatted", "unit", "path", "llm_calls", "tokens", "wall_s", "stages", "flow_run_id", "code", "error", "trajectory_path"}
+
+
+def test_help_explains(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["solve", "--help"])
+    assert exit_.value.code == 0
+    assert "--json" in capsys.readouterr().out
+
+
+def test_solve_json_is_one_object_on_stdout(scripted, capsys):
+    scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": N2_CODE}}])
+    assert main(["solve", N2_QUERY, "--json"]) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert KEYS <= set(summary)
+    assert summary["success"] is True and summary["answer"] == N2_ANSWER
+    assert [s["name"] for s in summary["stages"]] == ["recall", "research", "code-agent", "output-processor", "learn"]
+    assert summary["path"] == "deep" and summary["learned"] is True and summary["skill_id"]
+    assert "research" in err  # progress goes to stderr
+
+
+def test_failed_solve_exits_1_and_shows_code_and_error(scripted, capsys, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["diagnostic"]')
+    monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
+    scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": CRASH}}, {"stage": "debug", "content": {"code": CRASH}}])
+    assert main(["solve", N2_QUERY]) == 1
+    out = capsys.readouterr().out
+    assert "No answer:" in out and "ValueError: scripted failure" in out and CRASH.strip() in out
+
+
+def test_empty_question_is_a_usage_error(capsys):
+    assert main(["solve", "  "]) == 2
+    assert "empty" in capsys.readouterr().err
+
+
+def test_bad_session_id_is_a_usage_error(capsys):
+    assert main(["solve", "what?", "--session", "my session"]) == 2
+    assert "--session 'my session'" in capsys.readouterr().err
+
+
+def test_bad_setting_is_reported_not_raised(scripted, capsys, monkeypatch):
+    scripted([])
+    monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["guessing"]')
+    assert main(["solve", N2_QUERY]) == 1
+    assert "unknown debug strategies" in capsys.readouterr().err

@@ -1,0 +1,76 @@
+"""``evoskill learn|skills|memory`` from the command line, on the file-backed store."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.interfaces.cli.main import main
+
+LIBRARY = sorted(str(p) for p in Path("skills/library").glob("*.json"))
+
+
+@pytest.fixture
+def library(workspace, monkeypatch, capsys):
+    monkeypatch.setenv("EVOSKILL_STORE", "monty")
+    assert main(["learn", *LIBRARY]) == 0
+    capsys.readouterr()
+    return workspace
+
+
+def test_learn_reports_each_task(library, capsys):
+    assert main(["learn", *LIBRARY, "--json"]) == 0
+    outcomes = json.loads(capsys.readouterr().out)
+    assert [(o["task"], o["status"]) for o in outcomes] == [
+        ("ase_emt_atomization_n2", "known"), ("pymatgen_rocksalt_density_nacl", "known"), ("rdkit_fragments_benzyl", "known")
+    ]
+
+
+def test_learn_reports_a_malformed_task_and_learns_the_rest(library, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"user_query": {"1": "q"}}))
+    assert main(["learn", str(bad), LIBRARY[0]]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}: rejected" in out and "answer: Field required" in out and "ase_emt_atomization_n2: known" in out
+
+
+def test_list_show_run_export_delete_import(library, tmp_path, capsys):
+    assert main(["skills", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [s["id"] for s in listed] == ["ase_emt_atomization-v1", "pymatgen_rocksalt_density-v1", "rdkit_fragment_count-v1"]
+    assert main(["skills", "show", "rdkit_fragment_count"]) == 0
+    assert "--param smiles=<string>  default 'OCc1ccccc1CN'" in capsys.readouterr().out
+    assert main(["skills", "run", "rdkit_fragment_count", "-p", "smiles=CCO", "--json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert output["success"] and output["params"]["smiles"] == "CCO" and isinstance(output["answer"], int)
+    exported = tmp_path / "skill.json"
+    assert main(["skills", "export", "rdkit_fragment_count", "-o", str(exported)]) == 0
+    assert main(["skills", "delete", "rdkit_fragment_count"]) == 0
+    assert main(["skills", "show", "rdkit_fragment_count"]) == 1
+    assert "no skill 'rdkit_fragment_count'" in capsys.readouterr().err
+    assert main(["skills", "import", str(exported)]) == 0
+    assert "stored rdkit_fragment_count-v1" in capsys.readouterr().out
+
+
+def test_import_reverifies_and_rejects_a_tampered_skill(library, tmp_path, capsys):
+    exported = tmp_path / "skill.json"
+    main(["skills", "export", "pymatgen_rocksalt_density", "-o", str(exported)])
+    data = json.loads(exported.read_text())
+    data["name"], data["test_case"]["expected"] = "tampered", 9.99
+    exported.write_text(json.dumps(data))
+    assert main(["skills", "import", str(exported)]) == 1
+    assert "tampered: rejected: its test case failed: got 2.1637, expected 9.99 ± 0.001" in capsys.readouterr().out
+    exported.write_text("{not json")
+    assert main(["skills", "import", str(exported)]) == 1
+    assert "not a skill file" in capsys.readouterr().err
+
+
+def test_bad_parameters_are_a_usage_error_before_anything_runs(library, capsys):
+    assert main(["skills", "run", "ase_emt_atomization", "-p", "fmax=fast"]) == 2
+    assert "fmax: Input should be a valid number" in capsys.readouterr().err
+
+
+def test_memory_search_finds_learned_solutions(library, capsys):
+    assert main(["memory", "search", "Count the molecular fragments of CCO with RDKit", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits and hits[0]["memory"]["kind"] == "execution" and "FragmentCatalog" in hits[0]["memory"]["solution"]

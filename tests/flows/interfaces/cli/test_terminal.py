@@ -1,0 +1,92 @@
+"""A quiet terminal: evoskill's own progress and result on screen, Prefect's log lines and tracebacks in a file."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from prefect.settings import PREFECT_API_URL
+
+from flows.interfaces.cli.terminal import quiet_terminal
+
+REPO = Path(__file__).parents[4]
+QUERY = "What is 2+2? Return an integer."
+
+
+def test_terminal_handlers_go_to_the_file_and_stay_there(tmp_path, capsys):
+    target = tmp_path / "logs" / "evoskill.log"
+    logger = logging.getLogger("evoskill.test.terminal")
+    logger.addHandler(logging.StreamHandler(sys.stderr))
+    assert quiet_terminal(path=target) == target
+    assert not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler) for h in logger.handlers)
+    logger.warning("a line for the file")
+    from prefect.logging.configuration import setup_logging
+
+    setup_logging(incremental=False)  # Prefect configures itself again (an in-process server, its engine)
+    logging.getLogger("prefect").warning("after Prefect set itself up again")
+    warnings.warn("a library's warning", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == ""
+    text = target.read_text()
+    assert "a line for the file" in text and "after Prefect set itself up again" in text and "a library's warning" in text
+
+
+def test_evoskills_own_warnings_still_reach_the_terminal_in_one_line(tmp_path, capsys):
+    target = tmp_path / "evoskill.log"
+    quiet_terminal(path=target)
+    try:
+        raise OSError("no user namespaces")
+    except OSError as exc:
+        logging.getLogger("deployments.sandbox.execute").warning("sandbox: generated code runs under resource limits only", exc_info=exc)
+    logging.getLogger("prefect.engine").warning("a Prefect line")
+    err = capsys.readouterr().err
+    assert err == "evoskill: warning: sandbox: generated code runs under resource limits only\n"
+    logged = target.read_text()
+    assert "no user namespaces" in logged and "a Prefect line" in logged
+
+
+def test_verbose_leaves_the_terminal_alone(tmp_path):
+    handler = logging.StreamHandler(sys.stderr)
+    logging.root.addHandler(handler)
+    assert quiet_terminal(verbose=True, path=tmp_path / "x.log") is None
+    assert handler in logging.root.handlers and not (tmp_path / "x.log").exists()
+
+
+def _evoskill(workspace: Path, script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EVOSKILL_")}
+    env |= {
+        "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(REPO), "EVOSKILL_WORKSPACE": str(workspace),
+        "EVOSKILL_CONFIG": str(workspace / "absent.toml"), "EVOSKILL_STORE": "memory", "EVOSKILL_STARTER_LIBRARY": "false",
+        "EVOSKILL_LLM_BACKEND": "scripted", "EVOSKILL_LLM_SCRIPT": str(script), "EVOSKILL_TOOL_ROUNDS": "0",
+        "EVOSKILL_SEARCH_PACKAGES": "[]",
+    }  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "flows.interfaces.cli.main", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+
+
+@pytest.fixture
+def unreachable(tmp_path: Path) -> Path:
+    """A reply script whose model cannot be reached: the stage fails, Prefect logs the exception with its traceback."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [{"stage": "triage", "content": {"conflict": ""}}] + [{"stage": "research", "error": "unavailable"}] * 3}))
+    return script
+
+
+def test_a_failing_solve_prints_evoskill_lines_only(tmp_path, unreachable):
+    done = _evoskill(tmp_path / "ws", unreachable, "solve", QUERY)
+    assert done.returncode == 1
+    terminal = done.stdout + done.stderr
+    assert "cannot reach the LLM endpoint at scripted://" in terminal
+    assert "Traceback" not in terminal and "| INFO" not in terminal and "| ERROR" not in terminal, terminal
+    logged = (tmp_path / "ws" / "logs" / "evoskill.log").read_text()
+    assert "Traceback" in logged and "Finished in state" in logged
+
+
+def test_verbose_shows_prefect_lines_on_the_terminal(tmp_path, unreachable):
+    done = _evoskill(tmp_path / "ws", unreachable, "solve", QUERY, "--verbose")
+    assert done.returncode == 1
+    assert "Finished in state" in done.stderr and "Traceback" in done.stderr

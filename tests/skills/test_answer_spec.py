@@ -1,0 +1,46 @@
+import pytest
+
+from skills.answer_spec import (
+    AnswerSpec,
+    coerce_answer,
+    consensus_key,
+    format_answer,
+    read_answer_spec,
+)
+
+
+@pytest.mark.parametrize(
+    "query, output_type, unit, decimals",
+    [
+        ("Calculate the atomization energy (unit: eV) of N2. Return a float rounded to 4 decimal places.", "float", "eV", 4),
+        ("Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV", "float", "eV", None),
+        ("Count the fragments of OCc1ccccc1CN. Return an integer.", "int", None, None),
+        ("Is NaCl stable? Return true or false.", "bool", None, None),
+        ("List the elements of LiFePO4. Return a list of strings.", "list", None, None),
+        ("What is the band gap of Si?", "any", None, None),
+    ],
+)
+def test_reads_the_requested_format(query, output_type, unit, decimals):
+    spec = read_answer_spec(query)
+    assert (spec.output_type, spec.unit, spec.decimals) == (output_type, unit, decimals)
+
+
+def test_coercion():
+    assert coerce_answer(9.93724, AnswerSpec(output_type="float", decimals=3)) == (9.937, None)
+    assert coerce_answer("2.5", AnswerSpec(output_type="float")) == (2.5, None)
+    assert coerce_answer(40.0, AnswerSpec(output_type="int")) == (40, None)
+    assert coerce_answer(40.5, AnswerSpec(output_type="int"))[1] is not None
+    assert coerce_answer(True, AnswerSpec(output_type="float"))[1] is not None
+    assert coerce_answer("nine", AnswerSpec(output_type="float"))[1] == "expected a number, got the string 'nine'"
+    assert coerce_answer({"a": 1}, AnswerSpec())[0] == {"a": 1}
+
+
+def test_consensus_key_ignores_float_noise_only():
+    assert consensus_key(9.937200000001) == consensus_key(9.9372)
+    assert consensus_key(9.9372) != consensus_key(9.9373)
+    assert consensus_key({"b": 1, "a": [1.0000000001]}) == consensus_key({"a": [1.0], "b": 1})
+
+
+def test_format_answer_adds_unit():
+    assert format_answer(9.9372, AnswerSpec(unit="eV")) == "9.9372 eV"
+    assert format_answer(40, AnswerSpec()) == "40"
