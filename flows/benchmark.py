@@ -54,6 +54,7 @@ from flows.solve import run_solve
 from skills.answer_check import check_answer
 from skills.documents import BenchmarkRecord, BenchmarkRun, content_hash
 from skills.store import SkillStore, open_store
+from tasks.debug_strategies import check_strategies
 
 __all__ = ["BenchmarkCase", "BenchmarkSummary", "benchmark", "plan_benchmark", "run_case", "case_settings"]
 
@@ -292,7 +293,7 @@ def benchmark(
     loaded, chosen = plan_benchmark(suite, systems, reps, levels, workers, out)
     for problem in loaded.problems:
         report("benchmark", "failed", problem)
-    settings = get_settings(llm_backend=backend, llm_model=model)
+    settings = check_strategies(get_settings(llm_backend=backend, llm_model=model))
     store = open_store(settings)
     tasks = {t.id: t for t in loaded.tasks}
     by_name = {s.name: s for s in chosen}

@@ -7,10 +7,11 @@ from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
 from deployments.llm.client import LLMClient
-from deployments.settings import SELF_REFLECTION_STRATEGIES, Settings
+from deployments.settings import Settings
 from deployments.task_runners import task_runner
 from tasks.code_agent import code_agent
 from tasks.debug import debug
+from tasks.debug_strategies import STRATEGIES, check_strategies
 from tasks.models import (
     CodeAgentResult,
     DebugResult,
@@ -35,7 +36,7 @@ def debug_strategies(settings: Settings) -> list[str]:
     """The debug branches to run: none without debug agents, none that needs self-reflection tools without self-reflection."""
     if not settings.debug_agents:
         return []
-    return [s for s in settings.debug_strategies if settings.self_reflection or s not in SELF_REFLECTION_STRATEGIES]
+    return [s for s in settings.debug_strategies if settings.self_reflection or not STRATEGIES[s].self_reflection]
 
 
 def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
@@ -56,6 +57,7 @@ def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
 @flow(name="deep-solve", flow_run_name="deep-solve", validate_parameters=False)
 def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
     """Solve ``request`` from scratch with the four-agent DeepSolver."""
+    check_strategies(settings)
     retries = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
     researched = research.with_options(**retries)(request, llm)
     first = code_agent(request, researched, settings)

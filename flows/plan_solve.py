@@ -19,6 +19,7 @@ from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
 from skills.answer_spec import read_answer_spec
 from tasks.context import compress_trace
+from tasks.debug_strategies import check_strategies
 from tasks.models import PlanDecision, SolveRequest, SubTask, TraceSummary
 from tasks.planner import plan, replan
 
@@ -69,7 +70,7 @@ def _context(steps: list[PlanStep], full: list[str], compress: bool) -> str:
 @flow(name="plan-solve", flow_run_name="plan-solve", validate_parameters=False)
 def plan_solve(query: str, settings: Settings | None = None, llm: LLMClient | None = None, max_steps: int = 6, max_replans: int = 2) -> PlanOutcome:
     """Solve a multi-step ``query``: plan, solve each sub-task with the DeepSolver, replan on feedback."""
-    settings = settings or get_settings()
+    settings = check_strategies(settings or get_settings())
     llm = llm or make_client(settings)
     started = time.perf_counter()
     outcome = PlanOutcome(query=query)

@@ -30,6 +30,7 @@ from skills.answer_spec import read_answer_spec
 from skills.documents import StageRecord
 from skills.store import SkillStore, open_store
 from tasks.bind import run_bound_skill
+from tasks.debug_strategies import check_strategies
 from tasks.models import (
     FinalAnswer,
     Recall,
@@ -165,6 +166,7 @@ def run_solve(
     query: str, settings: Settings, llm: LLMClient | None = None, session: str | None = None, user: str | None = None
 ) -> SolveResult:
     """Solve inside the current flow run (``llm`` is made from settings when not given) as ``user`` (default: the settings')."""
+    check_strategies(settings)
     started = time.perf_counter()
     user = user or settings.user
     store = open_store(settings)

@@ -1,11 +1,6 @@
 """Debug Agent: one task, parameterised by strategy, making a bounded number of fix attempts.
 
-Strategies (their tool plans are in ``tasks/tool_plans.py``):
-- ``diagnostic``: read the traceback, fix the cause in the existing script (documentation of the failing call);
-- ``introspection``: fix it with facts probed from the installed packages (close matches, real signatures, a probe snippet);
-- ``knowledge_graph``: fix it with answers from the package's knowledge graph;
-- ``local_package``: fix it after reading the source of the definitions the script uses;
-- ``research``: rewrite from scratch with another approach, given documentation and code examples.
+Each strategy (its goal, prompt and tool plan) is declared in ``tasks/debug_strategies/``.
 """
 
 from __future__ import annotations
@@ -18,33 +13,26 @@ from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
 from deployments.progress import report
 from deployments.sandbox.execute import SandboxLimits, run_code
 from tasks.code_agent import judge_execution
+from tasks.debug_strategies import STRATEGIES, DebugStrategy
 from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
 from tasks.stage import Stopwatch, retry_on_transient
-from tasks.tool_plans import debug_notes, model_tool_round
+from tasks.tool_plans import model_tool_round
 from tasks.tools.registry import ToolBox
 
-__all__ = ["STRATEGY_GOALS", "debug"]
-
-STRATEGY_GOALS = {
-    "diagnostic": "Find the cause of the error from the traceback and fix it, changing only what is needed.",
-    "introspection": "Fix the script using the facts below, probed from the installed packages: use only names and signatures that exist.",
-    "knowledge_graph": "Fix the script using the API facts below, taken from the package's knowledge graph: use only names and signatures that exist.",
-    "local_package": "Fix the script after reading the package source below: call things the way the source defines them.",
-    "research": "The approach below failed. Write a new script from scratch that takes a different route to the same answer, using the documentation and examples below.",
-}
+__all__ = ["debug"]
 
 
 def _stderr_tail(stderr: str, lines: int = 15) -> str:
     return "\n".join(stderr.strip().splitlines()[-lines:])
 
 
-def _prompt(strategy: str, request: SolveRequest, code: str, error: str, stderr: str, notes: list[str]) -> str:
-    parts = [f"Question: {request.query}", answer_instructions(request), f"Task: {STRATEGY_GOALS[strategy]}"]
-    if code and strategy != "research":
+def _prompt(strategy: DebugStrategy, request: SolveRequest, code: str, error: str, stderr: str, notes: list[str]) -> str:
+    parts = [f"Question: {request.query}", answer_instructions(request), f"Task: {strategy.goal}"]
+    if code and strategy.shows_failure:
         parts.append(f"Script:\n```python\n{code}\n```")
     parts.append(f"Error: {error}")
-    if stderr and strategy != "research":
+    if stderr and strategy.shows_failure:
         parts.append(f"stderr (end):\n{_stderr_tail(stderr)}")
     if notes:
         parts.append("Found with tools:\n- " + "\n- ".join(notes))
@@ -55,6 +43,7 @@ def _prompt(strategy: str, request: SolveRequest, code: str, error: str, stderr:
 def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLMClient) -> DebugResult:
     """Repair the failed first execution with one strategy, up to ``debug_max_attempts`` times."""
     stage = f"debug:{strategy}"
+    declared = STRATEGIES[strategy]
     settings = llm.settings
     limits = SandboxLimits.from_settings(settings)
     watch = Stopwatch()
@@ -65,10 +54,10 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
     result = DebugResult(stage=stage, strategy=strategy, started_at=watch.started_at)
     box = ToolBox(settings)
     for attempt in range(1, settings.debug_max_attempts + 1):
-        notes = debug_notes(strategy, request.query, code, error + "\n" + _stderr_tail(stderr), box, limits)
+        notes = declared.tool_plan(request.query, code, error + "\n" + _stderr_tail(stderr), box, limits)
         notes += model_tool_round(stage, llm, box, request.query, f"Error: {error}")
         try:
-            reply = llm.structured(stage, f"You are a debugging agent. {SCRIPT_RULES}", _prompt(strategy, request, code, error, stderr, notes), CodeReply)
+            reply = llm.structured(stage, f"You are a debugging agent. {SCRIPT_RULES}", _prompt(declared, request, code, error, stderr, notes), CodeReply)
         except (LLMSchemaError, LLMBudgetExceeded) as exc:
             result.attempts.append(DebugAttempt(attempt=attempt, error=str(exc)))
             if isinstance(exc, LLMBudgetExceeded):

@@ -1,30 +1,29 @@
-"""What each writing stage looks up with its tools before it asks the model.
+"""What each writing stage looks up with its tools before it asks the model, and the tool helpers of those plans.
 
-Each debug strategy has a fixed tool plan, so even a small model gets grounded facts:
-- ``diagnostic``: documentation of the failing call (``search``);
-- ``introspection``: a runtime probe in the sandbox, ``quick_introspect`` of the names that
-  failed (close matches for misspelt ones) and a ``runtime_probe_snippet`` for Key/AttributeErrors;
-- ``knowledge_graph``: ``parse_local_package`` + ``query_knowledge_graph`` for the failing names;
-- ``local_package``: the source of the definitions the script relies on (``read_file``);
-- ``research``: ``search`` + ``extract_code_from_url`` + ``retrieve_extracted_code`` for examples.
-A tool the settings remove (``nsr``, ``ncl``) is simply not in the toolbox, and its step is skipped.
+The research stage gathers documentation and code examples (``research_notes``). Each debug
+strategy's fixed tool plan, so even a small model gets grounded facts, is declared with the
+strategy in ``tasks/debug_strategies/`` and built from the helpers here. A tool the settings
+remove (``nsr``, ``ncl``) is simply not in the toolbox, and its step is skipped.
 With ``tool_rounds`` > 0 the model may also call tools of its own choosing (``model_tool_round``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
 from deployments.llm.client import LLMClient
 from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
-from deployments.sandbox.execute import SandboxLimits
 from tasks.intent import retrieve_tools
-from tasks.tools.introspect import ProbeRequest, introspection_notes, probe_request
+from tasks.tools.introspect import ProbeRequest, probe_request
 from tasks.tools.registry import ToolBox, ToolCall, ToolResult
 
-__all__ = ["debug_notes", "research_notes", "model_tool_round", "ToolRequests"]
+__all__ = [
+    "research_notes", "model_tool_round", "ToolRequests",
+    "call_tool", "tool_notes", "failing_names", "search_query", "graph_answers",
+]  # fmt: skip
 
 _NOTE_CHARS = 1200
 
@@ -37,11 +36,17 @@ def _note(result: ToolResult) -> str | None:
     return f"{result.name}: " + (text if len(text) <= _NOTE_CHARS else text[:_NOTE_CHARS] + " …")
 
 
-def _call(box: ToolBox, name: str, **arguments: object) -> ToolResult | None:
+def tool_notes(results: Iterable[ToolResult | None]) -> list[str]:
+    """The notes of ``results``, in order; steps skipped (``None``) and failures left out."""
+    return [n for r in results if r is not None and (n := _note(r))]
+
+
+def call_tool(box: ToolBox, name: str, **arguments: object) -> ToolResult | None:
+    """Call tool ``name``, or ``None`` when the settings removed it from the toolbox."""
     return box.call(name, **arguments) if name in box.tools else None
 
 
-def _failing_names(request: ProbeRequest, error: str) -> list[str]:
+def failing_names(request: ProbeRequest, error: str) -> list[str]:
     """Dotted names the error is about: missing attributes and imports first, then what the script imports."""
     names = [f"{owner}.{name}" for owner, name in request.missing]
     if request.missing_module:
@@ -59,63 +64,48 @@ def _top_package(request: ProbeRequest) -> str | None:
     return None
 
 
-def _search_query(query: str, error: str) -> str:
+def search_query(query: str, error: str) -> str:
+    """A search for the quoted names of ``error`` in the context of ``query``."""
     words = re.findall(r"'(\w+)'", error)
     return f"{' '.join(words)} {query}".strip()
 
 
 def _graph_answer(box: ToolBox, package: str, form: str, leaf: str) -> ToolResult | None:
     """Ask the graph ``"{form} {leaf}"``; for a name that does not exist, ask about the closest one that does."""
-    found = _call(box, "query_knowledge_graph", package=package, query=f"{form} {leaf}")
+    found = call_tool(box, "query_knowledge_graph", package=package, query=f"{form} {leaf}")
     if found and found.ok and not found.value.results:
-        close = _call(box, "query_knowledge_graph", package=package, query=f"find {leaf}")
+        close = call_tool(box, "query_knowledge_graph", package=package, query=f"find {leaf}")
         if close and close.ok and close.value.results:
-            found = _call(box, "query_knowledge_graph", package=package, query=f"{form} {close.value.results[0].split('.')[-1]}")
+            found = call_tool(box, "query_knowledge_graph", package=package, query=f"{form} {close.value.results[0].split('.')[-1]}")
     return found
 
 
-def debug_notes(strategy: str, query: str, code: str, error: str, box: ToolBox, limits: SandboxLimits) -> list[str]:
-    """Facts for one debug strategy, gathered with the tools the toolbox holds."""
-    results: list[ToolResult | None] = []
-    notes: list[str] = []
+def graph_answers(box: ToolBox, code: str, error: str, form: str, count: int) -> Iterator[ToolResult | None]:
+    """The knowledge graph's answers to ``"{form} NAME"`` for the first ``count`` names the failure is about.
+
+    The failing script's top package is parsed first (``parse_local_package``); nothing comes when it does not parse.
+    Answers are asked one at a time, as they are consumed.
+    """
     request = probe_request(code, error)
-    names = _failing_names(request, error)
-    if strategy == "diagnostic":
-        results.append(_call(box, "search", query=_search_query(query, error), k=2))
-    elif strategy == "introspection" and "quick_introspect" in box.tools:
-        notes += introspection_notes(code, error, box.settings.run_root(), limits) if code else []
-        results += [_call(box, "quick_introspect", target=name) for name in names[:3]]
-        if re.search(r"KeyError|has no attribute", error):
-            results.append(_call(box, "runtime_probe_snippet", error=error.strip().splitlines()[-1] if error.strip() else error))
-    elif strategy in ("knowledge_graph", "local_package"):
-        package = _top_package(request)
-        if package and (parsed := _call(box, "parse_local_package", package=package)) and parsed.ok:
-            for name in names[:3] if strategy == "knowledge_graph" else names[:2]:
-                form = "signature of" if strategy == "knowledge_graph" else "where is"
-                found = _graph_answer(box, package, form, name.split(".")[-1])
-                match = re.search(r"\((?:class|function|method), (.+):(\d+)\)", found.output) if found and found.ok else None
-                if strategy == "knowledge_graph":
-                    results.append(found)
-                elif match:
-                    results.append(_call(box, "read_file", path=match.group(1), start=int(match.group(2)), lines=40))
-    elif strategy == "research":
-        notes += research_notes(query, box, error=error)
-    notes += [n for r in results if r is not None and (n := _note(r))]
-    return notes
+    names = failing_names(request, error)
+    package = _top_package(request)
+    if package and (parsed := call_tool(box, "parse_local_package", package=package)) and parsed.ok:
+        for name in names[:count]:
+            yield _graph_answer(box, package, form, name.split(".")[-1])
 
 
 def research_notes(query: str, box: ToolBox, error: str = "") -> list[str]:
     """Documentation and one or two code examples for ``query``: search, then extract and retrieve examples."""
-    found = _call(box, "search", query=_search_query(query, error) if error else query, k=3)
+    found = call_tool(box, "search", query=search_query(query, error) if error else query, k=3)
     if found is None or not found.ok:
         return []
-    notes = [n for n in [_note(found)] if n]
+    notes = tool_notes([found])
     files = [hit.location for hit in found.value or [] if hit.kind in ("api", "doc", "example") and not hit.location.startswith("http")]
     for location in list(dict.fromkeys(files))[:2]:
-        _call(box, "extract_code_from_url", url=location)
+        call_tool(box, "extract_code_from_url", url=location)
     if "retrieve_extracted_code" not in box.tools or box.store.count("extracted_code") == 0:
         return notes
-    examples = _call(box, "retrieve_extracted_code", query=query, k=2)
+    examples = call_tool(box, "retrieve_extracted_code", query=query, k=2)
     if examples and examples.ok and examples.value:
         notes.append("examples:\n" + "\n---\n".join(f"# {e.context[:160]}\n{e.code[:600]}" for e in examples.value))
     return notes

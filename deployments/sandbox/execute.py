@@ -33,10 +33,10 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
@@ -91,31 +91,30 @@ except BaseException as exc:
 """
 
 
+def _setting_default(limit: str) -> Any:
+    """The default of the setting ``sandbox_<limit>``, the one source of a limit's default."""
+    return Settings.model_fields[f"sandbox_{limit}"].default
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
-    wall_s: float = 120.0
-    cpu_s: int = 120
-    memory_mb: int = 4096
-    max_processes: int = 64
-    file_size_mb: int = 256
-    output_bytes: int = 64_000
-    network: bool = False
+    """The limits of an execution: each field is the setting ``sandbox_<field>`` (``hidden``: the paths covered)."""
+
+    wall_s: float = _setting_default("wall_s")
+    cpu_s: int = _setting_default("cpu_s")
+    memory_mb: int = _setting_default("memory_mb")
+    max_processes: int = _setting_default("max_processes")
+    file_size_mb: int = _setting_default("file_size_mb")
+    output_bytes: int = _setting_default("output_bytes")
+    network: bool = _setting_default("network")
     hidden: tuple[str, ...] = ()
-    isolation: str = "auto"
+    isolation: str = _setting_default("isolation")
 
     @classmethod
     def from_settings(cls, s: Settings) -> SandboxLimits:
-        return cls(
-            wall_s=s.sandbox_wall_s,
-            cpu_s=s.sandbox_cpu_s,
-            memory_mb=s.sandbox_memory_mb,
-            max_processes=s.sandbox_max_processes,
-            file_size_mb=s.sandbox_file_size_mb,
-            output_bytes=s.sandbox_output_bytes,
-            network=s.sandbox_network,
-            hidden=tuple(str(Path(p).resolve()) for p in [*s.secret_paths(), *s.sandbox_hidden_paths, *_home_secrets()]),
-            isolation=s.sandbox_isolation,
-        )
+        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name != "hidden"}
+        hidden = tuple(str(Path(p).resolve()) for p in [*s.secret_paths(), *s.sandbox_hidden_paths, *_home_secrets()])
+        return cls(**limits, hidden=hidden)
 
 
 def _home_secrets() -> list[Path]:

@@ -105,8 +105,9 @@ def run_bench(args: argparse.Namespace) -> int:
     from deployments.progress import add_listener, remove_listener
     from deployments.settings import get_settings
     from flows.benchmark import benchmark
+    from tasks.debug_strategies import check_strategies
 
-    settings = get_settings(llm_backend=args.backend, llm_model=args.model)
+    settings = check_strategies(get_settings(llm_backend=args.backend, llm_model=args.model))
     bar = ProgressBar()
     add_listener(bar)
     try:

@@ -135,10 +135,11 @@ def _solve(args: argparse.Namespace) -> int:
     from deployments.settings import get_settings
     from flows.learn import ensure_starter_library
     from flows.solve import solve
+    from tasks.debug_strategies import check_strategies
 
     add_listener(Progress())
     try:
-        settings = get_settings(llm_backend=args.backend, llm_model=args.model)
+        settings = check_strategies(get_settings(llm_backend=args.backend, llm_model=args.model))
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
             if args.plan:

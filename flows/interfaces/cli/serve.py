@@ -53,8 +53,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from flows.interfaces.cli.terminal import Progress
     from flows.interfaces.web.app import create_app
     from flows.learn import ensure_starter_library
+    from tasks.debug_strategies import check_strategies
 
-    settings = get_settings()
+    settings = check_strategies(get_settings())
     if args.add_user:
         return _add_user(settings, args.add_user)
     with prefect_runtime(settings) as where:
@@ -73,8 +74,9 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     from deployments.settings import get_settings
     from flows.interfaces.mcp.server import build_server
+    from tasks.debug_strategies import check_strategies
 
-    server = build_server(get_settings())
+    server = build_server(check_strategies(get_settings()))
     if args.transport == "http":
         import uvicorn
 

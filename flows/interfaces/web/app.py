@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TypeVar
 
 from fastapi import FastAPI, Request, Response
@@ -24,6 +23,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from deployments.settings import Settings
 from flows.interfaces.web import chat_pages, skill_pages
+from flows.interfaces.web.files import STATIC, STATIC_URL, TEMPLATES
 from flows.interfaces.web.jobs import SolveJobs, Solver
 from flows.interfaces.web.state import LoginRequired, WebState
 from flows.interfaces.web.users import UserBook, cookie_secret
@@ -34,7 +34,6 @@ from tasks.models import SolveResult
 __all__ = ["create_app", "flow_solver"]
 
 T = TypeVar("T")
-HERE = Path(__file__).parent
 _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; "
     "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
@@ -67,7 +66,8 @@ def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
         jobs.close()
 
     app = FastAPI(title="evoskill", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates.env.globals["static_url"] = STATIC_URL
     users = UserBook(settings.workspace.resolve() / "web-users.json")
     app.state.web = WebState(settings, store, jobs, templates, users, context, prefect_ui.rstrip("/") if prefect_ui else None)
     secret = settings.web_secret.get_secret_value() if settings.web_secret else cookie_secret(settings.workspace.resolve() / "web-secret")
@@ -85,7 +85,7 @@ def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
     async def to_login(request: Request, _: LoginRequired) -> RedirectResponse:
         return RedirectResponse("/login", status_code=303)
 
-    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    app.mount(STATIC_URL, StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(chat_pages.router)
     app.include_router(skill_pages.router)
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
+from flows.interfaces.web.files import CHAT_PAGE, LOGIN_PAGE
 from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.session import Conversation, SessionAccessError, owned_session
 from flows.solve import IMAGE_SUFFIXES
@@ -50,7 +51,7 @@ def _page(request: Request, user: str, session: Session | None, error: str | Non
         "max_chars": state.settings.web_max_query_chars,
         "flow_url": state.flow_run_url,
     }
-    return state.templates.TemplateResponse(request, "chat.html", context, status_code=status)
+    return state.templates.TemplateResponse(request, CHAT_PAGE, context, status_code=status)
 
 
 def _problem(state: WebState, text: str) -> str | None:
@@ -181,14 +182,14 @@ def image(request: Request, user: CurrentUser, session_id: str, turn: int, numbe
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request) -> HTMLResponse:
-    return web_state(request).templates.TemplateResponse(request, "login.html", {"error": None})
+    return web_state(request).templates.TemplateResponse(request, LOGIN_PAGE, {"error": None})
 
 
 @router.post("/login")
 def login(request: Request, name: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "") -> Response:
     state = web_state(request)
     if not state.users.verify(name, password):
-        return state.templates.TemplateResponse(request, "login.html", {"error": "unknown user or wrong password"}, status_code=401)
+        return state.templates.TemplateResponse(request, LOGIN_PAGE, {"error": "unknown user or wrong password"}, status_code=401)
     request.session["user"] = name
     return RedirectResponse("/chat", status_code=303)
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from flows.interfaces.web.files import SKILL_PAGE, SKILLS_PAGE
 from flows.interfaces.web.forms import form_fields, form_params
 from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.run_skill import run_skill
@@ -36,7 +37,7 @@ def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLRespons
     else:
         found = [(skill, None) for skill in sorted(state.store.latest_skills(), key=lambda s: s.name)]
     context = {"user": user, "login": state.settings.web_login, "skills": found, "q": q}
-    return state.templates.TemplateResponse(request, "skills.html", context)
+    return state.templates.TemplateResponse(request, SKILLS_PAGE, context)
 
 
 def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any] | None = None, **extra: Any) -> HTMLResponse:
@@ -51,7 +52,7 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
         "error": None,
         **extra,
     }
-    return state.templates.TemplateResponse(request, "skill.html", context, status_code=400 if extra.get("error") else 200)
+    return state.templates.TemplateResponse(request, SKILL_PAGE, context, status_code=400 if extra.get("error") else 200)
 
 
 @router.get("/skills/{skill_id}", response_class=HTMLResponse)

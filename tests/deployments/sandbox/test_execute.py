@@ -165,3 +165,12 @@ def test_store_folder_is_hidden_by_default(tmp_path):
     settings = Settings(workspace=tmp_path / "ws", store_path=tmp_path / "store", sandbox_hidden_paths=[tmp_path / "answers"])
     limits = SandboxLimits.from_settings(settings)
     assert str((tmp_path / "store").resolve()) in limits.hidden and str((tmp_path / "answers").resolve()) in limits.hidden
+
+
+def test_limits_default_to_the_settings_defaults():
+    from dataclasses import replace
+
+    from deployments.settings import Settings
+
+    defaults = Settings.model_construct()  # every field at its default, no environment
+    assert replace(SandboxLimits.from_settings(defaults), hidden=()) == SandboxLimits()
