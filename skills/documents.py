@@ -20,7 +20,35 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
 
 from skills.retrieval import split_name
 
-__all__ = ["content_hash", "DiscoveryCampaign", "DiscoveryEpisode", "OracleRecord", "slug", "SkillResources", "TestCase", "Provenance", "SkillStats", "Skill", "Experience", "Preference", "SessionTurn", "Session", "RunRecord", "MemoryUnit", "BenchmarkRun", "BenchmarkRecord", "Param", "FunctionInfo", "ClassInfo", "PackageModule", "PackageGraph", "ExtractedCode", "SkillBatch", "BatchItem", "StageRecord"]
+__all__ = [
+    "content_hash",
+    "DiscoveryCampaign",
+    "DiscoveryEpisode",
+    "OracleRecord",
+    "slug",
+    "SkillResources",
+    "TestCase",
+    "Provenance",
+    "SkillStats",
+    "Skill",
+    "Experience",
+    "Preference",
+    "SessionTurn",
+    "Session",
+    "RunRecord",
+    "MemoryUnit",
+    "BenchmarkRun",
+    "BenchmarkRecord",
+    "Param",
+    "FunctionInfo",
+    "ClassInfo",
+    "PackageModule",
+    "PackageGraph",
+    "ExtractedCode",
+    "SkillBatch",
+    "BatchItem",
+    "StageRecord",
+]
 
 
 def _now() -> datetime:

@@ -14,7 +14,7 @@ import re
 from pydantic import JsonValue
 
 from deployments.sandbox.models import ObjectRef
-from deployments.sandbox.objects import _PREVIEW_CHARS, put_object
+from deployments.sandbox.objects import PREVIEW_CHARS, put_object
 from deployments.settings import Settings
 from tasks.models import TraceSummary
 
@@ -47,6 +47,6 @@ def compress_trace(
         if line and line not in failures:
             failures.append(line)
     folder = settings.workspace / "objects" if settings is not None else None
-    refs = [put_object(o, folder) for o in outputs or [] if folder is not None and len(o) > _PREVIEW_CHARS]
+    refs = [put_object(o, folder) for o in outputs or [] if folder is not None and len(o) > PREVIEW_CHARS]
     findings = [f"answer = {answer!r}"] if success else []
     return TraceSummary(stage=stage, success=success, key_findings=findings, failures=failures[:max_failures], parameters=parameters or {}, refs=refs)

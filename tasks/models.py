@@ -14,7 +14,29 @@ from skills.compile import CompileResult
 from skills.documents import Preference, Skill, StageRecord
 from tasks.tools.memory import MemoryHit
 
-__all__ = ["SolveRequest", "Solution", "StageOutcome", "ResearchResult", "CodeAgentResult", "DebugAttempt", "DebugResult", "FinalAnswer", "SolveResult", "Trajectory", "SolveTrajectory", "Learned", "CriticInput", "Critique", "SkillMatch", "Recall", "SkillRun", "SubTask", "Plan", "PlanDecision", "TraceSummary"]
+__all__ = [
+    "SolveRequest",
+    "Solution",
+    "StageOutcome",
+    "ResearchResult",
+    "CodeAgentResult",
+    "DebugAttempt",
+    "DebugResult",
+    "FinalAnswer",
+    "SolveResult",
+    "Trajectory",
+    "SolveTrajectory",
+    "Learned",
+    "CriticInput",
+    "Critique",
+    "SkillMatch",
+    "Recall",
+    "SkillRun",
+    "SubTask",
+    "Plan",
+    "PlanDecision",
+    "TraceSummary",
+]
 
 
 class SolveRequest(BaseModel):

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ValidationError
 
 from deployments.llm.replies import (
     ECHO_PROBLEM,
-    _parse,
-    _reply_json,
-    _short,
     echoes_schema,
+    parse_reply,
+    reply_json,
+    validation_summary,
 )
 from deployments.llm.server import EmbeddedTransport
 from deployments.llm.transport import (
@@ -129,11 +129,11 @@ class LLMClient:
             try:
                 if reply.finish_reason == "length":
                     raise ValueError(f"reply cut off at max_tokens={s.llm_max_tokens} (likely repetition)")
-                if echoes_schema(_reply_json(reply.text), json_schema):
+                if echoes_schema(reply_json(reply.text), json_schema):
                     raise ValueError(ECHO_PROBLEM)
-                parsed = _parse(reply.text, schema)
+                parsed = parse_reply(reply.text, schema)
             except (ValidationError, ValueError) as exc:
-                problem = _short(exc) if isinstance(exc, ValidationError) else str(exc)
+                problem = validation_summary(exc) if isinstance(exc, ValidationError) else str(exc)
                 self._record(_call(stage, reply, latency, problem))
                 messages = messages + [
                     {"role": "assistant", "content": reply.text[:800]},

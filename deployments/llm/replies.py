@@ -10,7 +10,15 @@ from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
-__all__ = ["SCHEMA_WORDS", "SCHEMA_TYPES", "ECHO_PROBLEM", "echoes_schema"]
+__all__ = [
+    "SCHEMA_WORDS",
+    "SCHEMA_TYPES",
+    "ECHO_PROBLEM",
+    "echoes_schema",
+    "parse_reply",
+    "reply_json",
+    "validation_summary",
+]
 
 
 # JSON-Schema keywords and type names: what a reply that echoes its schema is made of.
@@ -30,7 +38,7 @@ def _object_span(text: str) -> str | None:
     return text[start : end + 1] if 0 <= start < end else None
 
 
-def _parse(text: str, schema: type[T]) -> T:
+def parse_reply(text: str, schema: type[T]) -> T:
     """Validate a reply; tolerate a fenced block or prose around one JSON object."""
     try:
         return schema.model_validate_json(text)
@@ -41,7 +49,7 @@ def _parse(text: str, schema: type[T]) -> T:
         return schema.model_validate_json(span)
 
 
-def _reply_json(text: str) -> Any:
+def reply_json(text: str) -> Any:
     """The JSON value of a reply (or of the one object inside its prose); ``None`` when there is none."""
     for candidate in (text, _object_span(text)):
         try:
@@ -174,6 +182,7 @@ def _field_names(schema: dict[str, Any]) -> set[str]:
     return {name for n in _walk(schema) if isinstance(props := n.get("properties"), dict) for name in props}
 
 
-def _short(error: ValidationError) -> str:
+def validation_summary(error: ValidationError) -> str:
+    """The first three problems of a validation error, one short phrase each (what a re-ask tells the model)."""
     parts = [f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in error.errors()[:3]]
     return "; ".join(parts)

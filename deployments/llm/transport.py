@@ -17,7 +17,21 @@ from deployments.files import file_lock, write_atomic
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LLMError", "LLMTransientError", "LLMUnavailableError", "LLMSchemaError", "LLMBudgetExceeded", "ChatReply", "Transport", "STRUCTURED_MODES", "MODES_FILE", "OpenAITransport", "remembered_mode", "remember_mode", "ScriptedTransport"]
+__all__ = [
+    "LLMError",
+    "LLMTransientError",
+    "LLMUnavailableError",
+    "LLMSchemaError",
+    "LLMBudgetExceeded",
+    "ChatReply",
+    "Transport",
+    "STRUCTURED_MODES",
+    "MODES_FILE",
+    "OpenAITransport",
+    "remembered_mode",
+    "remember_mode",
+    "ScriptedTransport",
+]
 
 
 class LLMError(RuntimeError):

@@ -8,10 +8,10 @@ from pathlib import Path
 from deployments.files import write_atomic
 from deployments.sandbox.models import ObjectRef
 
-__all__ = ["put_object", "load_object"]
+__all__ = ["PREVIEW_CHARS", "put_object", "load_object"]
 
 
-_PREVIEW_CHARS = 600
+PREVIEW_CHARS = 600
 
 
 def put_object(text: str, folder: Path) -> ObjectRef:
@@ -20,7 +20,7 @@ def put_object(text: str, folder: Path) -> ObjectRef:
     path = folder.resolve() / f"{digest}.txt"
     if not path.exists():
         write_atomic(path, text)
-    return ObjectRef(uri=path.as_uri(), size=len(text), preview=text[-_PREVIEW_CHARS:])
+    return ObjectRef(uri=path.as_uri(), size=len(text), preview=text[-PREVIEW_CHARS:])
 
 
 def load_object(ref: ObjectRef) -> str:

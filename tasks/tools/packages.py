@@ -14,7 +14,13 @@ from pydantic import BaseModel, Field
 from deployments.settings import Settings
 from tasks.tools.errors import ToolError
 
-__all__ = ["InstallReport", "PackageVersion", "install_dependencies", "check_installed_packages", "check_package_version"]
+__all__ = [
+    "InstallReport",
+    "PackageVersion",
+    "install_dependencies",
+    "check_installed_packages",
+    "check_package_version",
+]
 
 
 # Import names whose distribution on PyPI is named differently.
