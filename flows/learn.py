@@ -23,9 +23,10 @@ from deployments.progress import report
 from deployments.settings import Settings, get_settings
 from skills import STARTER_LIBRARY
 from skills.answer_spec import AnswerSpec, read_answer_spec
-from skills.compile import CompileRequest, compile_and_store
+from skills.compile import CompileRequest
 from skills.documents import Provenance
 from skills.store import open_store
+from tasks.compile import compile_and_store
 from tasks.tools.memory import save_to_memory
 
 __all__ = ["LearnOutcome", "learn", "learn_task", "ensure_starter_library"]

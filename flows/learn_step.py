@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from deployments.llm.client import LLMClient
 from deployments.settings import Settings
-from skills.compile import CompileRequest, compile_and_store, default_tolerance
+from skills.compile import CompileRequest, default_tolerance
 from skills.documents import Experience, Provenance, RunRecord
 from skills.store import SkillStore
+from tasks.compile import compile_and_store
 from tasks.critic import critic
 from tasks.models import (
     CriticInput,

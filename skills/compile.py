@@ -1,4 +1,4 @@
-"""Turn accepted code into a verified, parameterised skill: generalise → verify → store.
+"""Turn accepted code into a verified, parameterised skill: generalise → verify (the store is the caller's).
 
 Generalising tries, in order, until one candidate verifies:
 
@@ -8,21 +8,18 @@ Generalising tries, in order, until one candidate verifies:
 
 Verifying runs the candidate in the sandbox with its default parameters (the original ones)
 and compares the result with the accepted answer within the tolerance. Only a verified
-skill is stored, with provenance; a failed compile stores nothing.
+skill is stored (``tasks/compile.py``, the compile stage), with provenance; a failed compile stores nothing.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from prefect import task
-from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field, JsonValue
 
 from deployments.llm.client import LLMCall, LLMClient
 from deployments.llm.transport import LLMError
 from deployments.packages import imported_packages, module_names
-from deployments.progress import report
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.answer_check import check_answer
@@ -31,9 +28,8 @@ from skills.documents import Provenance, Skill, TestCase, slug
 from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.retrieval import tokens
 from skills.runner import run_skill_code
-from skills.store import SkillStore
 
-__all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "compile_and_store", "default_tolerance"]
+__all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "default_tolerance"]
 
 Method = Literal["signature", "llm", "literal"]
 
@@ -160,17 +156,4 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         )
         break
     result.llm_calls = list(llm.calls[calls_before:]) if llm else []
-    return result
-
-
-@task(name="compile-skill", task_run_name="compile-skill", cache_policy=NONE)
-def compile_and_store(request: CompileRequest, settings: Settings, store: SkillStore, llm: LLMClient | None = None) -> CompileResult:
-    """Compile a verified skill and keep it; nothing is stored when verification fails."""
-    report("compile", "start")
-    result = compile_skill(request, settings, llm)
-    if result.ok and result.skill is not None:
-        result.skill, result.new = store.put_skill(result.skill)
-        report("compile", "done", f"{'stored' if result.new else 'already known'}: {result.skill.id} ({result.method})")
-    else:
-        report("compile", "failed", "; ".join(result.reasons))
     return result
