@@ -65,7 +65,7 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
         futures = debug.with_options(**retries).map(
             strategy=strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
         )
-        branches = [_branch(s, f) for s, f in zip(strategies, futures)]
+        branches = [_branch(s, f) for s, f in zip(strategies, futures, strict=True)]
         for branch in branches:  # calls made by branches that ran on Dask workers
             llm.absorb(branch.llm_calls)
     answer = output_processor(request, first, branches)
