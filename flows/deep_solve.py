@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
@@ -56,7 +58,7 @@ def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
 @flow(name="deep-solve", flow_run_name="deep-solve", validate_parameters=False)
 def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
     """Solve ``request`` from scratch with the four-agent DeepSolver."""
-    retries = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
+    retries: dict[str, Any] = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
     researched = research.with_options(**retries)(request, llm)
     first = code_agent(request, researched, settings)
     branches: list[DebugResult] = []
