@@ -74,7 +74,7 @@ class BenchmarkTask(BaseModel):
 
     def query(self, level: int = 1) -> str:
         """The query at ``level`` (1: goal only, 0: names the functions), or the other level when missing."""
-        return self.user_query.get(str(level)) or self.user_query.get(str(1 - level)) or ""  # type: ignore[call-overload]
+        return self.user_query.get(str(level)) or self.user_query.get(str(1 - level)) or ""  # type: ignore[call-overload]  # str(level) is a "0"/"1" key
 
 
 def load_task(path: Path) -> BenchmarkTask:
@@ -135,7 +135,7 @@ def load_suite(paths: Iterable[Path]) -> Suite:
         if task.id in seen:
             suite.problems.append(f"{path}: id: {task.id!r} is also the id of {seen[task.id]}; skipped")
             continue
-        seen[task.id] = path  # type: ignore[index]
+        seen[task.id] = path  # type: ignore[index]  # load_task sets every id
         suite.tasks.append(task)
         suite.files.append(str(path.resolve()))
     return suite

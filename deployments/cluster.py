@@ -22,13 +22,16 @@ import atexit
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from distributed import Client, LocalCluster
 from distributed.deploy import Cluster
 
 from deployments.resources import format_resources, worker_memory, worker_resources
 from deployments.settings import Settings
+
+if TYPE_CHECKING:
+    from dask_jobqueue import JobQueueCluster
 
 __all__ = ["ClusterUnavailable", "DaskCluster", "open_cluster", "close_clusters", "jobqueue_cluster"]
 
@@ -49,7 +52,7 @@ class DaskCluster:
 
     @property
     def address(self) -> str:
-        return self.client.scheduler.address
+        return self.client.scheduler.address  # type: ignore[union-attr,return-value]  # distributed types the scheduler rpc and its address as optional
 
     def close(self) -> None:
         self.client.close()
@@ -80,7 +83,7 @@ def _local(settings: Settings) -> DaskCluster:
     return DaskCluster(Client(cluster), cluster, "local")
 
 
-def jobqueue_cluster(settings: Settings) -> Cluster:
+def jobqueue_cluster(settings: Settings) -> JobQueueCluster:
     """A dask-jobqueue Slurm or PBS cluster (not yet scaled); its workers advertise the configured resources."""
     from dask_jobqueue import PBSCluster, SLURMCluster
 

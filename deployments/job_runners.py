@@ -72,7 +72,7 @@ def execute_job(job: Job, upstream: list[JobOutcome]) -> JobOutcome:
     store = JobStore(MemoryStore())
     store.connect()
     for previous in upstream:
-        store.update(previous.document, key=["uuid", "index"])
+        store.update(previous.document, key=["uuid", "index"])  # type: ignore[arg-type]  # all upstream are ok: each has its document
     try:
         response = job.run(store)
         if response.replace is not None or response.addition is not None or response.detour is not None:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 from prefect.settings import (
     PREFECT_API_URL,
@@ -53,7 +53,7 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
 @contextmanager
 def prefect_runtime(settings: Settings) -> Iterator[str]:
     """Run flows against the configured API with heartbeats off (each costs ~1 s per flow run)."""
-    updates = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    updates: dict[Any, str | None] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
     os.environ.update(_server_env())  # an ephemeral server is a child process started from this environment
     if os.environ.get("PREFECT_API_URL"):

@@ -250,6 +250,6 @@ class Settings(BaseSettings):
         return self.workspace.resolve() / "trajectories"
 
 
-def get_settings(**overrides: object) -> Settings:
+def get_settings(**overrides: Any) -> Settings:
     """Settings from the environment and ``evoskill.toml``, with ``overrides`` on top (``None`` ignored)."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})

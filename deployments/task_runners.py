@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from deployments.settings import Settings
@@ -14,7 +16,7 @@ from deployments.settings import Settings
 __all__ = ["task_runner"]
 
 
-def task_runner(settings: Settings) -> TaskRunner:
+def task_runner(settings: Settings) -> TaskRunner[Any]:
     """``DaskTaskRunner`` on the configured cluster when ``settings.uses_dask_runner()``, else a thread pool."""
     if not settings.uses_dask_runner():
         return ThreadPoolTaskRunner()

@@ -107,7 +107,7 @@ def run_case(case: BenchmarkCase, bench_task: BenchmarkTask, system: BenchmarkSy
     """Run one case and check its answer; an error in the run is a failed record, not a failed benchmark."""
     started = time.perf_counter()
     record = BenchmarkRecord(
-        run_id=run_id, system=case.system, rep=case.rep, level=case.level, task_id=case.task_id,  # type: ignore[arg-type]
+        run_id=run_id, system=case.system, rep=case.rep, level=case.level, task_id=case.task_id,  # type: ignore[arg-type]  # level 0 or 1: pydantic checks it
         category=bench_task.category, passed=False, expected=bench_task.answer,
     )  # fmt: skip
     error: str | None = None
@@ -298,7 +298,7 @@ def benchmark(
     tasks = {t.id: t for t in loaded.tasks}
     by_name = {s.name: s for s in chosen}
     cases = [
-        BenchmarkCase(system=s.name, rep=rep, level=level, task_id=t.id)  # type: ignore[arg-type]
+        BenchmarkCase(system=s.name, rep=rep, level=level, task_id=t.id)  # type: ignore[arg-type]  # load_task sets every id
         for s in chosen for rep in range(1, reps + 1) for level in sorted(set(levels)) for t in loaded.tasks
     ]  # fmt: skip
     config = {
@@ -323,7 +323,7 @@ def benchmark(
     def keep(record: BenchmarkRecord) -> None:
         store.put(record, reindex=False)
         done[record.id] = record
-        update_progress_artifact(progress, 100 * len(done) / len(cases))
+        update_progress_artifact(progress, 100 * len(done) / len(cases))  # type: ignore[arg-type]  # Prefect's async_dispatch types the sync call's result as UUID | Coroutine
         verdict = "passed" if record.passed else f"failed: {record.reason}"
         report("benchmark", "progress", f"{len(done)}/{len(cases)} {record.system} rep{record.rep} L{record.level} {record.task_id}: {verdict}")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
@@ -58,7 +60,7 @@ def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
 def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
     """Solve ``request`` from scratch with the four-agent DeepSolver."""
     check_strategies(settings)
-    retries = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
+    retries: dict[str, Any] = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
     researched = research.with_options(**retries)(request, llm)
     first = code_agent(request, researched, settings)
     branches: list[DebugResult] = []
@@ -67,7 +69,7 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
         futures = debug.with_options(**retries).map(
             strategy=strategies, request=unmapped(request), first=unmapped(first), llm=unmapped(llm)
         )
-        branches = [_branch(s, f) for s, f in zip(strategies, futures)]
+        branches = [_branch(s, f) for s, f in zip(strategies, futures, strict=True)]
         for branch in branches:  # calls made by branches that ran on Dask workers
             llm.absorb(branch.llm_calls)
     answer = output_processor(request, first, branches)

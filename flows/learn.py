@@ -66,7 +66,7 @@ def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -
     if not result.ok or result.skill is None:
         return LearnOutcome(task=label, status="rejected", reason="; ".join(result.reasons))
     for level in (0, 1):
-        if task.user_query.get(str(level)):  # type: ignore[call-overload]
+        if task.user_query.get(str(level)):  # type: ignore[call-overload]  # str(level) is a "0"/"1" key
             save_to_memory(store, "execution", task.query(level), result.skill.code, condition=task.query(level), source=f"task:{label}")
     return LearnOutcome(task=label, status="learned" if result.new else "known", skill_id=result.skill.id, method=result.method)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from deployments.llm.client import LLMClient
 from deployments.settings import Settings
 from skills.compile import CompileRequest, default_tolerance
@@ -25,7 +27,7 @@ __all__ = ["learn_from_solve", "remember_failure", "record_run"]
 def _agreement(t: SolveTrajectory) -> tuple[int, int, int]:
     """(final executions, how many gave the chosen answer, how many succeeded with another answer)."""
     answer = t.answer
-    agreeing = set(answer.agreeing_sources or [answer.source]) if answer else set()
+    agreeing: set[str | None] = (set(answer.agreeing_sources) or {answer.source}) if answer else set()
     succeeded = {b.stage for b in t.debug if b.success}
     return 1 + len(t.debug), max(len(agreeing), 1), len(succeeded - agreeing)
 
@@ -80,7 +82,7 @@ def learn_from_solve(
             llm,
         )
         learned.stored = learned.compiled.new
-        kept = dict(condition=request.query, source=t.result.flow_run_id, user=request.user)
+        kept: dict[str, Any] = dict(condition=request.query, source=t.result.flow_run_id, user=request.user)
         save_to_memory(store, "execution", request.query, answer.code, **kept)
         save_to_memory(store, "planning", request.query, _strategy(t, path), **kept)
     learned.wall_s = watch.elapsed()

@@ -52,7 +52,7 @@ def summarise_step(goal: str, outcome: DeepSolveOutcome, settings: Settings) -> 
     errors = [outcome.code_agent.error] + [a.error for b in outcome.debug for a in b.attempts]
     outputs = [outcome.code_agent.execution.stdout] if outcome.code_agent.execution else []
     solution = outcome.code_agent.solution
-    packages = solution.packages if outcome.answer.code and solution else []
+    packages: list[JsonValue] = list(solution.packages) if outcome.answer.code and solution else []
     return compress_trace(
         goal, outcome.answer.success, outcome.answer.answer, errors,
         parameters={"packages": packages}, outputs=outputs, settings=settings,

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from jobflow import Flow
+from jobflow import Flow, Job
 from prefect import flow
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -108,7 +108,8 @@ def run_skill_batch(
         raise ParameterError("give a skill and a list of parameter sets, or the id of a batch to rerun")
     skill = store.get_skill(batch.skill_id)
     maker = SkillMaker.from_skill(skill)
-    jobs, by_uuid = [], {}
+    jobs: list[Flow | Job] = []
+    by_uuid: dict[str, BatchItem] = {}
     for item in sorted(items, key=lambda i: i.index):
         job = maker.make(**item.params)
         job.name = f"{skill.id}[{item.index}]"
@@ -149,7 +150,7 @@ def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[st
                 store_outcomes(job_store, answers)  # answers first: an item marked done always has its answer
                 store.put_many(unsaved)
                 answers, unsaved, last_flush = [], [], now
-                update_progress_artifact(progress, 100.0 * finished / total)
+                update_progress_artifact(progress, 100.0 * finished / total)  # type: ignore[arg-type]  # Prefect's async_dispatch types the sync call's result as UUID | Coroutine
             if now - last_report >= 10.0 or finished % max(1, total // 10) == 0:
                 report("run-skill", "progress", f"{finished}/{total} finished, {failed} failed")
                 last_report = now

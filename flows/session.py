@@ -93,7 +93,7 @@ class Conversation:
             return SolveResult(success=False, path="feedback", session=self.session.id, error="nothing answered in this session yet")
         i = answered[-1]
         turn = self.session.turns[i]
-        kept = dict(condition=turn.query, source=f"session:{self.session.id}", user=self.session.user)
+        kept: dict[str, Any] = dict(condition=turn.query, source=f"session:{self.session.id}", user=self.session.user)
         if turn.code:
             save_to_memory(self.store, "execution", turn.query, turn.code, **kept)
         save_to_memory(self.store, "planning", turn.query, f"The user was satisfied with the {turn.path} path's answer {turn.answer}.", **kept)

@@ -96,7 +96,7 @@ def _artifact(result: SolveResult, query: str) -> None:
 
 def _flow_run_id() -> str | None:
     try:
-        return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
+        return str(get_run_context().flow_run.id)  # type: ignore[union-attr]  # no flow run: caught below
     except Exception:  # noqa: BLE001 - outside a flow run
         return None
 
@@ -192,8 +192,8 @@ def run_solve(
     result.answer = answer.answer if answer else None
     result.formatted = answer.formatted if answer else None
     result.unit = request.spec.unit
-    result.path = path  # type: ignore[assignment]
-    result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]
+    result.path = path  # type: ignore[assignment]  # _route returns one of the Literal paths
+    result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]  # skill_ok: skill_run is set
     result.code = answer.code if (answer and answer.success) else _last_code(t)
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
     execution = _answering_execution(t)

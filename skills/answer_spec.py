@@ -47,7 +47,7 @@ def read_answer_spec(query: str) -> AnswerSpec:
         rf"\bin (?:units of )?{_UNITS}(?![\w/])", text
     )
     return AnswerSpec(
-        output_type=output_type,  # type: ignore[arg-type]
+        output_type=output_type,  # type: ignore[arg-type]  # "any" or a name from _TYPES: the Literal's values
         unit=unit.group(1) if unit else None,
         decimals=int(decimals.group(1)) if decimals else None,
     )

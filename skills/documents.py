@@ -120,12 +120,12 @@ class Skill(_Document):
     provenance: Provenance = Field(default_factory=Provenance)
     stats: SkillStats = Field(default_factory=SkillStats)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return f"{self.name}-v{self.version}"
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def content_hash(self) -> str:
         """Identity of what the skill does (code, parameters, packages), not of its name, version or stats."""
@@ -149,7 +149,7 @@ class Experience(_Document):
     flow_run_id: str | None = None
     created: datetime = Field(default_factory=_now)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return content_hash(self.query, self.verdict, self.reasons, self.code)
@@ -163,7 +163,7 @@ class Preference(_Document):
     user: str = "local"
     created: datetime = Field(default_factory=_now)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return f"{self.user}:{self.key}"
@@ -215,7 +215,7 @@ class RunRecord(_Document):
     wall_s: float = 0.0
     created: datetime = Field(default_factory=_now)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return self.flow_run_id
@@ -235,7 +235,7 @@ class MemoryUnit(_Document):
     source: str | None = None
     created: datetime = Field(default_factory=_now)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         parts = (self.kind, self.condition, self.subtask, self.solution)
@@ -291,7 +291,7 @@ class BenchmarkRecord(_Document):
     def make_id(run_id: str, system: str, rep: int, level: int, task_id: str) -> str:
         return f"{run_id}:{system}:{rep}:{level}:{task_id}"
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return self.make_id(self.run_id, self.system, self.rep, self.level, self.task_id)
@@ -352,7 +352,7 @@ class PackageModule(_Document):
     functions: list[FunctionInfo] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why the file could not be parsed.")
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return f"{self.package}:{self.module}"
@@ -379,7 +379,7 @@ class ExtractedCode(_Document):
     context: str = ""
     created: datetime = Field(default_factory=_now)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return content_hash(self.source, self.code)
@@ -419,7 +419,7 @@ class BatchItem(_Document):
     def make_id(batch_id: str, index: int) -> str:
         return f"{batch_id}:{index:07d}"
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return self.make_id(self.batch_id, self.index)
@@ -439,7 +439,7 @@ class DiscoveryEpisode(_Document):
     episode: int = Field(ge=0)
     result: dict[str, JsonValue] = Field(default_factory=dict)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
         return f"{self.campaign_id}:{self.policy}:{self.episode}"

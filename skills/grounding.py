@@ -30,7 +30,7 @@ class GroundingError(ValueError):
 
 def _is_formula(text: str) -> bool:
     parts = re.fullmatch(r"(?:[A-Z][a-z]?\d*)+", text) and re.findall(r"[A-Z][a-z]?", text)
-    return bool(parts) and all(Element.is_valid_symbol(p) for p in parts)  # type: ignore[union-attr]
+    return bool(parts) and all(Element.is_valid_symbol(p) for p in parts)  # type: ignore[union-attr]  # parts is findall's list when truthy
 
 
 def shape(text: str) -> str:

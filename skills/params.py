@@ -53,7 +53,7 @@ def signature_schema(code: str) -> dict[str, Any]:
     names = args.args + args.kwonlyargs
     defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults) + list(args.kw_defaults)
     properties: dict[str, Any] = {}
-    for arg, default in zip(names, defaults):
+    for arg, default in zip(names, defaults, strict=True):
         kind = ast.unparse(arg.annotation) if arg.annotation else None
         if kind not in _JSON_TYPES:
             raise SkillCodeError(f"parameter {arg.arg!r} needs one of the annotations {sorted(_JSON_TYPES)} (got {kind})")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
@@ -110,14 +110,14 @@ class ThreadSafeMontyStore(MontyStore):
         process that opens the file in between fails ("no such table")."""
         with self._lock:
             super().connect(force_reset=force_reset)
-            database = self._coll.database
+            database = self._coll.database  # type: ignore[attr-defined]  # maggma types _coll as None; connect() set it
             if self.collection_name not in database.list_collection_names():
                 try:
                     database.create_collection(self.collection_name)
                 except CollectionInvalid:  # another process made it meanwhile
                     pass
 
-    def query(self, *args: Any, **kwargs: Any) -> Iterator[dict]:  # type: ignore[override]
+    def query(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
         with self._lock:
             found = list(super().query(*args, **kwargs))
         return iter(found)
@@ -222,7 +222,7 @@ class SkillStore:
             self._generation += int(reindex)
         return document
 
-    def put_many(self, documents: list[BaseModel]) -> int:
+    def put_many(self, documents: Sequence[BaseModel]) -> int:
         """Insert or replace documents of one kind in one write (bulk caches such as parsed packages)."""
         if not documents:
             return 0
@@ -328,7 +328,7 @@ class SkillStore:
         generation = self._generation
         model = {"skills": None, "memories": MemoryUnit, "extracted_code": ExtractedCode}[kind]
         documents: list[BaseModel] = list(self.latest_skills()) if model is None else list(self.all(model))
-        texts = [d.search_text() for d in documents]  # type: ignore[attr-defined]
+        texts = [d.search_text() for d in documents]  # type: ignore[attr-defined]  # every indexed model has search_text
         index = TextIndex(texts, load_embedder(self._embedding_model))
         self._indexes[kind] = (generation, documents, index)
         return documents, index
@@ -339,7 +339,7 @@ class SkillStore:
 
     def search_skills(self, query: str, k: int = 3, threshold: float = 0.0) -> list[tuple[Skill, float]]:
         documents, index = self._index("skills")
-        return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]
+        return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]  # the skills index holds Skills
 
     def search_memories(
         self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None, user: str | None = None
@@ -352,12 +352,12 @@ class SkillStore:
         def wanted(memory: MemoryUnit) -> bool:
             return (kind is None or memory.kind == kind) and (user is None or memory.user in (None, user))
 
-        found = [(documents[h.position], h.similarity) for h in hits if wanted(documents[h.position])]  # type: ignore[arg-type]
-        return found[:k]  # type: ignore[return-value]
+        found = [(documents[h.position], h.similarity) for h in hits if wanted(documents[h.position])]  # type: ignore[arg-type]  # the memories index holds MemoryUnits
+        return found[:k]  # type: ignore[return-value]  # the memories index holds MemoryUnits
 
     def search_extracted_code(self, query: str, k: int = 3) -> list[tuple[ExtractedCode, float]]:
         documents, index = self._index("extracted_code")
-        return [(documents[h.position], h.similarity) for h in index.search(query, k=k)]  # type: ignore[misc]
+        return [(documents[h.position], h.similarity) for h in index.search(query, k=k)]  # type: ignore[misc]  # the extracted_code index holds ExtractedCode
 
     def job_store(self) -> JobStore:
         """A jobflow ``JobStore`` on the same backend (job outputs of skills run as workflows)."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jobflow import Flow
+from jobflow import Flow, Job
 from monty.json import MontyEncoder
 from pydantic import TypeAdapter
 
@@ -35,7 +35,7 @@ def export_workflow(skill: Skill, param_sets: list[dict[str, Any]]) -> str:
     No LLM and no store is needed to run it: ``run_locally(monty.serialization.loadfn("flow.json"))``.
     """
     maker = SkillMaker.from_skill(skill)
-    jobs = [maker.make(**validate_params(skill.parameters, params)) for params in param_sets or [{}]]
+    jobs: list[Flow | Job] = [maker.make(**validate_params(skill.parameters, params)) for params in param_sets or [{}]]
     return json.dumps(Flow(jobs, name=skill.id).as_dict(), cls=MontyEncoder, indent=1)
 
 
@@ -60,7 +60,7 @@ def import_skills(path: Path, store: SkillStore, settings: Settings) -> list[tup
     """Import one skill or a list from ``path``; returns (skill, 'stored ID' | 'known ID' | 'rejected: why') rows."""
     try:
         data = json.loads(Path(path).read_text())
-        skills = TypeAdapter(list[Skill]).validate_python(data if isinstance(data, list) else [data])
+        skills: list[Skill] = TypeAdapter(list[Skill]).validate_python(data if isinstance(data, list) else [data])
     except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON, or not skills (ValidationError)
         raise SkillFileError(f"{path}: not a skill file ({str(exc).splitlines()[0]})") from exc
     rows = []

@@ -40,7 +40,7 @@ def run_bound_skill(request: SolveRequest, skill: Skill, llm: LLMClient, setting
     """Bind parameters, run the skill in the sandbox, and hold its answer to the query's format."""
     watch = Stopwatch()
     report("skill", "start", skill.id)
-    done = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code)
+    done: dict[str, Any] = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code)
     try:
         params = bind_parameters(request, skill, llm)
     except (LLMError, ParameterError, GroundingError) as exc:

@@ -33,9 +33,9 @@ def code_agent(request: SolveRequest, researched: ResearchResult, settings: Sett
     report("code-agent", "start")
     solution = researched.solution
     if solution is None:
-        error = f"no code to run: the researcher failed ({researched.error})"
-        report("code-agent", "failed", error)
-        return CodeAgentResult(stage="code-agent", started_at=watch.started_at, wall_s=watch.elapsed(), error=error)
+        failure = f"no code to run: the researcher failed ({researched.error})"
+        report("code-agent", "failed", failure)
+        return CodeAgentResult(stage="code-agent", started_at=watch.started_at, wall_s=watch.elapsed(), error=failure)
     missing = missing_packages(solution.packages)
     install = install_dependencies(missing, settings) if missing else None
     execution = run_code(solution.code, settings.run_root(), SandboxLimits.from_settings(settings), f"{request.run_name}-first")

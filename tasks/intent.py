@@ -60,7 +60,7 @@ def recognise_intent(query: str) -> Intent:
     domain = max(scores, key=lambda d: scores[d])
     task_type = next((t for t, words in _TYPE_WORDS.items() if any(w in text for w in words)), "compute")
     named = [p for p in ("pymatgen", "ase", "rdkit", "spglib", "smact", "numpy", "scipy", "phonopy") if re.search(rf"\b{p}\b", text)]
-    return Intent(domain=domain if scores[domain] else "general", task_type=task_type, packages=named)  # type: ignore[arg-type]
+    return Intent(domain=domain if scores[domain] else "general", task_type=task_type, packages=named)  # type: ignore[arg-type]  # keys of _DOMAIN_WORDS/_TYPE_WORDS: the Literals' values
 
 
 def retrieve_tools(query: str, stage: str, settings: Settings, k: int = 5) -> list[Tool]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NONE
@@ -48,7 +49,7 @@ def output_processor(request: SolveRequest, first: CodeAgentResult, branches: li
             failures.append(f"{source}: {problem}")
             continue
         groups[consensus_key(value)].append((source, value, solution.code))
-    done = dict(stage="output-processor", started_at=watch.started_at, spec=request.spec)
+    done: dict[str, Any] = dict(stage="output-processor", started_at=watch.started_at, spec=request.spec)
     if not groups:
         error = "no execution produced a valid answer — " + "; ".join(failures)
         report("output-processor", "failed", error)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect import task
 from prefect.cache_policies import NONE
 
@@ -23,7 +25,7 @@ def simple_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> C
     """One script written with the recalled memories in view, executed exactly once."""
     watch = Stopwatch()
     report("simple", "start")
-    done = dict(stage="simple", started_at=watch.started_at)
+    done: dict[str, Any] = dict(stage="simple", started_at=watch.started_at)
     user = f"Question: {request.query}\n\n{answer_instructions(request)}\n\nAdapt what you can from these:\n{request.context}"
     try:
         solution = llm.structured("simple", f"You are a scientific programmer. {SCRIPT_RULES}", user, CodeReply).to_solution()

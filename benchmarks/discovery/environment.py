@@ -116,9 +116,11 @@ class DiscoveryEnvironment:
         for structure, (result, _) in zip(cells + self._known_input, results, strict=True):
             if not result.ok:
                 continue
+            relaxed = result.structure()
+            assert result.energy_per_atom is not None and relaxed is not None  # an ok result has both
             counts = cell_counts(structure)
             entries.append(HullEntry(counts=counts, energy_per_atom=result.energy_per_atom))
-            structures.append(result.structure())
+            structures.append(relaxed)
             if len(counts) == 1:
                 (el,) = counts
                 references[el] = min(references.get(el, math.inf), result.energy_per_atom)
@@ -172,6 +174,7 @@ class DiscoveryEnvironment:
             )  # fmt: skip
             relaxed = result.structure() if result.ok else None
             if relaxed is not None:
+                assert result.energy_per_atom is not None  # an ok result has its energy
                 record.energy_per_atom = result.energy_per_atom
                 record.formation_energy = formation_energy_per_atom(counts, result.energy_per_atom, references)
                 record.novel = relaxed not in self._known_set
@@ -189,7 +192,7 @@ class DiscoveryEnvironment:
     def _rehull(self, known_entries: list[HullEntry]) -> None:
         """Every query's distance to the hull as it stands now; the newest query keeps its own as ``e_above_hull``."""
         done = [r for r in self.records if r.ok]
-        values = iter(energies_above_hull(known_entries + [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in done])[len(known_entries) :])
+        values = iter(energies_above_hull(known_entries + [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in done])[len(known_entries) :])  # type: ignore[arg-type]  # ok records have an energy
         self._e_above_hull = [next(values) if r.ok else None for r in self.records]
         for record, e in zip(self.records, self._e_above_hull, strict=True):
             record.stable = e is not None and e <= self.epsilon

@@ -18,7 +18,8 @@ __all__ = ["Filter", "MinDistanceFilter", "SmactFilter", "UniquenessFilter", "de
 
 
 class Filter(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def reject(self, structure: Structure, seen: StructureSet) -> str | None: ...
 

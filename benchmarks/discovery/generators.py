@@ -37,7 +37,8 @@ __all__ = ["Generator", "RandomGenerator", "PrototypeGenerator", "PROTOTYPES", "
 
 
 class Generator(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def generate(self, target: Counts, system: ChemicalSystem, known: list[Structure], rng: np.random.Generator) -> list[Structure]:
         """Candidates for ``target`` (a cell content), best first; ``known``: structures to learn from (H0, stable finds)."""

@@ -44,4 +44,4 @@ def phase_diagram(entries: list[HullEntry]) -> PhaseDiagram:
 def energies_above_hull(entries: list[HullEntry]) -> list[float]:
     """Each entry's energy above the hull of all of them (eV/atom; 0 on the hull, never negative)."""
     diagram = PhaseDiagram(pd_entries := [entry.pd_entry() for entry in entries])
-    return [max(float(diagram.get_e_above_hull(e, allow_negative=True)), 0.0) for e in pd_entries]
+    return [max(float(diagram.get_e_above_hull(e, allow_negative=True)), 0.0) for e in pd_entries]  # type: ignore[arg-type]  # None only with on_error="ignore"

@@ -165,6 +165,7 @@ class MultiLennardJones(Calculator):
 
     def calculate(self, atoms: Atoms | None = None, properties: Any = None, system_changes: Any = all_changes) -> None:
         super().calculate(atoms, properties, system_changes)
+        assert self.atoms is not None  # Calculator.calculate has just set it
         symbols = self.atoms.get_chemical_symbols()
         kinds = sorted(set(symbols))
         index = np.array([kinds.index(s) for s in symbols])

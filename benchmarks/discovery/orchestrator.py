@@ -142,6 +142,6 @@ class OrchestratorPolicy:
         if not self.buffer:
             self.notes.append(f"query {len(env.records) + 1}: orchestrator selected nothing; a random pipeline proposed")
             return PipelinePolicy(RandomPlanner(), RandomGenerator(), RandomSelector()).propose(env, rng)
-        best = min(self.scores, key=self.scores.get) if self.scores else 0
+        best = min(self.scores, key=self.scores.__getitem__) if self.scores else 0
         self.notes.append(f"query {len(env.records) + 1}: orchestrator did not select; took candidate {best}")
         return self.buffer[best]

@@ -26,7 +26,8 @@ __all__ = ["Planner", "RandomPlanner", "DiversityPlanner", "UCBPlanner", "LLMPla
 
 
 class Planner(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def plan(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> Counts: ...
 

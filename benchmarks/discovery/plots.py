@@ -39,13 +39,13 @@ def plot_acquisition(metrics: list[PolicyMetrics], title: str, path: Path) -> Pa
 def plot_phase_diagrams(result: EpisodeResult, path: Path) -> Path:
     """H0's phase diagram beside the one with every successful query of ``result`` added."""
     known = [HullEntry.model_validate(e) for e in result.known_entries]
-    found = [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in result.records if r.ok]
+    found = [HullEntry(counts=r.counts, energy_per_atom=r.energy_per_atom) for r in result.records if r.ok]  # type: ignore[arg-type]  # ok records have an energy
     ternary = len(result.spec.system.elements) <= 3
     fig = plt.figure(figsize=(11, 5))
     for index, (entries, label) in enumerate([(known, "before (H0)"), (known + found, f"after {len(result.records)} queries")]):
         plotter = PDPlotter(phase_diagram(entries), show_unstable=0.1, backend="matplotlib")
         ax = plotter.get_plot(label_unstable=False, ax=fig.add_subplot(1, 2, index + 1, projection=None if ternary else "3d"))
-        ax.set_title(f"{result.spec.system.name} {label}", pad=20)
+        ax.set_title(f"{result.spec.system.name} {label}", pad=20)  # type: ignore[union-attr]  # the matplotlib backend returns its Axes
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -53,6 +53,7 @@ def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
     if needs_llm(spec) and llm is None:
         raise ValueError(f"the {spec} policy needs an LLM client")
     if stages is None:
+        assert llm is not None  # the orchestrator needs_llm: checked above
         return OrchestratorPolicy(llm=llm)
     planner, generator, selector = stages
     return PipelinePolicy(

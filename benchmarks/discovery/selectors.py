@@ -28,7 +28,8 @@ __all__ = ["Selector", "RandomSelector", "SurrogateSelector", "LLMSelector", "Su
 
 
 class Selector(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def select(self, candidates: list[Structure], env: DiscoveryEnvironment, rng: np.random.Generator) -> int: ...
 
@@ -57,11 +58,11 @@ class SurrogateScorer:
 
         missing = [el for el in env.system.elements if el not in self._references]
         for el in missing:
-            energies = [r.energy_per_atom for r, _ in env.evaluator.evaluate(self.oracle, elemental_structures(el)) if r.ok]
+            energies: list[float] = [r.energy_per_atom for r, _ in env.evaluator.evaluate(self.oracle, elemental_structures(el)) if r.ok]  # type: ignore[misc]  # ok results have an energy
             self._references[el] = min(energies) if energies else 0.0
         out = []
         for structure, (result, _) in zip(candidates, env.evaluator.evaluate(self.oracle, candidates), strict=True):
-            out.append(formation_energy_per_atom(cell_counts(structure), result.energy_per_atom, self._references) if result.ok else float("inf"))
+            out.append(formation_energy_per_atom(cell_counts(structure), result.energy_per_atom, self._references) if result.ok else float("inf"))  # type: ignore[arg-type]  # ok results have an energy
         return out
 
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pymatgen.core import Element, Structure
 
@@ -43,7 +44,7 @@ def cell_counts(structure: Structure) -> Counts:
     return {el.symbol: int(n) for el, n in structure.composition.items()}
 
 
-def l1_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def l1_distances(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """L1 distance between every row of ``a`` and every row of ``b`` (compositions as atom fractions)."""
     return np.abs(np.asarray(a, dtype=float)[:, None, :] - np.asarray(b, dtype=float)[None, :, :]).sum(-1)
 

@@ -173,7 +173,7 @@ def server_table(states: list[ServerState]) -> list[str]:
         idle = idle_for(state)
         rows.append([state.workspace, str(state.pid), str(state.port), state.model, state.status, "-" if idle is None else _duration(idle)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 # --- finding, starting and stopping ------------------------------------------------------------

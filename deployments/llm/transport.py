@@ -152,10 +152,10 @@ class OpenAITransport:
     ) -> ChatReply:
         """One request in ``mode``; ``_FormatRefused`` when the endpoint refuses that response_format."""
         try:
-            resp = self._client.chat.completions.create(
+            resp = self._client.chat.completions.create(  # type: ignore[call-overload]  # plain-dict messages; llama.cpp's json_object + schema format
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                response_format=_response_format(mode, stage, schema),  # type: ignore[arg-type]
+                messages=messages,
+                response_format=_response_format(mode, stage, schema),
                 max_tokens=max_tokens,
                 temperature=temperature,
             )

@@ -38,6 +38,8 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import JsonValue
+
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
 from deployments.settings import Settings
@@ -300,7 +302,7 @@ def _environment(workdir: Path) -> dict[str, str]:
     return env
 
 
-def _read_answer(stdout: str, workdir: Path) -> tuple[bool, object, str | None]:
+def _read_answer(stdout: str, workdir: Path) -> tuple[bool, JsonValue, str | None]:
     lines = [line for line in stdout.strip().splitlines() if line.strip()]
     if lines:
         try:
@@ -395,7 +397,7 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
         cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
-    readers = [_Capture(proc.stdout, limits.output_bytes), _Capture(proc.stderr, limits.output_bytes)]  # type: ignore[arg-type]
+    readers = [_Capture(proc.stdout, limits.output_bytes), _Capture(proc.stderr, limits.output_bytes)]  # type: ignore[arg-type]  # both are PIPEs: not None
     for reader in readers:
         reader.start()
     timed_out = False

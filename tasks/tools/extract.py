@@ -74,7 +74,8 @@ def _rst(text: str) -> list[tuple[str, str]]:
 
 def _doctests(text: str, context: str) -> list[tuple[str, str]]:
     """Runs of ``>>>``/``...`` lines, as code."""
-    blocks, current = [], []
+    blocks: list[tuple[str, str]] = []
+    current: list[str] = []
     for line in text.splitlines() + [""]:
         stripped = line.strip()
         if stripped.startswith(">>>") or (current and stripped.startswith("...")):

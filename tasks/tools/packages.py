@@ -49,7 +49,7 @@ def _normalise(name: str) -> str:
 
 
 def _distributions() -> dict[str, importlib.metadata.Distribution]:
-    found = {}
+    found: dict[str, importlib.metadata.Distribution] = {}
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"]
         if name:

@@ -110,8 +110,8 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
 def _explain(error: ValidationError | SettingsError) -> str:
     """One line per invalid setting, named as the user sets it."""
     if isinstance(error, SettingsError):  # a value that is not even JSON where JSON is needed, e.g. a list
-        field = re.search(r'field "(\w+)"', str(error))
-        return f"  EVOSKILL_{field.group(1).upper() if field else '?'}: {error}"
+        named = re.search(r'field "(\w+)"', str(error))
+        return f"  EVOSKILL_{named.group(1).upper() if named else '?'}: {error}"
     lines = []
     for item in error.errors():
         field = ".".join(str(p) for p in item["loc"])
@@ -198,11 +198,11 @@ def _llm(args: argparse.Namespace) -> int:
         return 1
     if args.action == "serve":
         try:
-            state = ensure_server(settings)
+            served = ensure_server(settings)
         except LLMError as exc:
             print(f"evoskill llm serve failed: {exc}", file=sys.stderr)
             return 1
-        print(f"embedded LLM {state.model} serving at {state.base_url} (pid {state.pid}, log {state.log_path})")
+        print(f"embedded LLM {served.model} serving at {served.base_url} (pid {served.pid}, log {served.log_path})")
         return 0
     if args.action == "status":
         state = server_status(settings)

@@ -9,7 +9,7 @@ import sys
 __all__ = ["add_parsers", "run_serve", "run_mcp"]
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser(
         "serve",
         help="the chat web app and skills browser",

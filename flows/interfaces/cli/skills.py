@@ -20,7 +20,7 @@ EMPTY_STORE_HINT = (
 )
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     skills = sub.add_parser("skills", help="list, show, run, export, import or delete skills", description="The skill library.")
     act = skills.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = act.add_parser("list", help="every skill (latest versions)")
@@ -149,9 +149,9 @@ def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - Sk
 
         if args.param:
             raise ParameterError("--param does not go with --batch or --retry; put the parameters in the batch file")
-        params = load_param_sets(args.batch) if args.batch else None
+        param_sets = load_param_sets(args.batch) if args.batch else None
         with prefect_runtime(settings):
-            summary = run_skill_batch(args.id or "", params, args.retry or "", args.executor)
+            summary = run_skill_batch(args.id or "", param_sets, args.retry or "", args.executor)
         if args.json:
             print(summary.model_dump_json())
         else:

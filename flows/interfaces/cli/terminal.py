@@ -51,7 +51,7 @@ class Progress:
 OWN_LOGGERS = ("tasks", "skills", "flows", "deployments", "benchmarks")
 
 
-class OwnWarningsHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class OwnWarningsHandler(logging.StreamHandler):
     """Warnings and errors of evoskill's own loggers, one line each on stderr."""
 
     def __init__(self) -> None:

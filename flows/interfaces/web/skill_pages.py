@@ -33,7 +33,7 @@ def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLRespons
     state = web_state(request)
     if q.strip():
         state.store.refresh()  # skills learned by other processes since the last search
-        found = [(skill, round(score, 2)) for skill, score in state.store.search_skills(q[:500], k=50, threshold=0.05)]
+        found: list[tuple[Skill, float | None]] = [(skill, round(score, 2)) for skill, score in state.store.search_skills(q[:500], k=50, threshold=0.05)]
     else:
         found = [(skill, None) for skill in sorted(state.store.latest_skills(), key=lambda s: s.name)]
     context = {"user": user, "login": state.settings.web_login, "skills": found, "q": q}
