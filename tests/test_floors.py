@@ -6,6 +6,8 @@ Read from the code's own imports (``ast``), function-local and ``TYPE_CHECKING``
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -79,3 +81,14 @@ def test_the_flows_never_import_the_doors(graph: nx.DiGraph) -> None:
 def test_no_module_circle(graph: nx.DiGraph) -> None:
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert circles == []
+
+
+def test_a_skill_runs_without_the_agent() -> None:
+    """``evoskill skills run``, a batch and an exported workflow load no agent stage and no benchmark."""
+    program = (
+        "import sys, flows.run_skill, flows.run_skill_batch, skills.transfer, skills.maker\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tasks', 'benchmarks')))"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
