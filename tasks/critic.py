@@ -2,12 +2,13 @@
 
 Four scores in [0, 1], each with its reason:
 
-- soundness: the answer came from a clean run, and from several agreeing runs when branches disagreed;
+- soundness: the share of the runs with an answer that gave this one (1.0 when none disagreed);
 - consistency: the answer has the type, sign and rounding the query asks for;
 - efficiency: LLM calls spent against the budget;
 - reproducibility: the accepted code, re-run in a fresh sandbox, gives the same answer.
 
-Accepted when the answer is sound, consistent and reproducible; the scores are kept in the trajectory.
+Accepted when the answer is sound (at least as many runs agree as disagree: soundness >= 0.5), consistent and
+reproducible; the scores are kept in the trajectory.
 """
 
 from __future__ import annotations
@@ -47,11 +48,13 @@ def critic(data: CriticInput, settings: Settings) -> Critique:
     watch = Stopwatch()
     report("critic", "start")
     reasons: list[str] = []
-    if data.disagreeing and data.agreeing < 2:
-        soundness, why = 0.5, f"runs disagreed and only {data.agreeing} gave this answer"
+    # The share of the runs with an answer that gave this one: below 0.5 when more runs contradict it than agree.
+    if data.disagreeing:
+        soundness = data.agreeing / (data.agreeing + data.disagreeing)
+        why = f"runs disagreed: {data.agreeing} gave this answer, {data.disagreeing} another"
     else:
         soundness, why = 1.0, f"{data.agreeing} of {data.executions} runs gave this answer"
-    reasons.append(f"soundness {soundness:.1f}: {why}")
+    reasons.append(f"soundness {soundness:.2f}: {why}")
     consistency, why = _consistency(data)
     reasons.append(f"consistency {consistency:.1f}: {why}")
     efficiency = max(0.0, 1.0 - data.llm_calls / settings.max_llm_calls)
@@ -64,6 +67,6 @@ def critic(data: CriticInput, settings: Settings) -> Critique:
         + ("re-run gave the same answer" if same else f"re-run gave {rerun.answer!r} ({rerun.error or 'different answer'})")
     )
     accepted = soundness >= 0.5 and consistency == 1.0 and reproducibility == 1.0
-    scores = dict(soundness=soundness, consistency=consistency, efficiency=round(efficiency, 3), reproducibility=reproducibility)
+    scores = dict(soundness=round(soundness, 3), consistency=consistency, efficiency=round(efficiency, 3), reproducibility=reproducibility)
     report("critic", "done" if accepted else "failed", ("accepted" if accepted else "rejected") + f" {scores}")
     return Critique(accepted=accepted, scores=scores, reasons=reasons, wall_s=watch.elapsed())

@@ -2,6 +2,8 @@
 
 import json
 
+from benchmarks.discovery.campaign import CampaignSpec
+from benchmarks.discovery.system import ChemicalSystem
 from deployments.settings import get_settings
 from flows.discover import discover
 from flows.interfaces.cli.main import main
@@ -45,8 +47,19 @@ def test_cli_runs_a_small_campaign_as_json(capsys, workspace):
     code = main(["discover", "--system", "Ag-Au", "--policy", "ucb", "--budget", "3", "--episodes", "1", "--max-atoms", "2", "--json"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
-    assert [m["policy"] for m in summary["metrics"]] == ["random", "ucb"]
-    assert summary["budget"] == 3
+    # The campaign the arguments describe, run and stored: one episode per policy, each of 3 queries.
+    spec = CampaignSpec(system=ChemicalSystem.parse("Ag-Au", max_atoms=2), oracle="emt", policies=["ucb"], budget=3, episodes=1)
+    assert summary["campaign_id"] == spec.campaign_id() and summary["resumed"] == 0
+    stored = open_store(get_settings()).all(DiscoveryEpisode, {"campaign_id": spec.campaign_id()})
+    curves = {e.policy: e.result["curve"] for e in stored}
+    assert sorted((e.policy, e.episode, len(e.result["records"])) for e in stored) == [("random", 0, 3), ("ucb", 0, 3)]
+    # With one episode a policy's mean curve is that episode's D(t), t = 0..3.
+    assert [(m["policy"], m["mean_curve"]) for m in summary["metrics"]] == [("random", curves["random"]), ("ucb", curves["ucb"])]
+    assert all(len(curve) == 4 for curve in curves.values())
+    # The same campaign through the flow resumes both episodes and reports the same metrics.
+    again = discover("Ag-Au", oracle="emt", policies=["ucb"], budget=3, episodes=1, max_atoms=2)
+    assert again.campaign_id == spec.campaign_id() and again.resumed == 2 and again.oracle_evaluations == 0
+    assert [m.model_dump(mode="json") for m in again.metrics] == summary["metrics"]
 
 
 def test_campaign_with_batches_spends_exactly_its_budget(workspace):

@@ -48,14 +48,19 @@ def _run(scripted, monkeypatch, replies, compress=True):
     return outcome, received
 
 
-@pytest.fixture
-def e36():
+def _emt_per_atom(a: float) -> float:
+    """EMT energy per atom of bulk fcc Cu, computed here with ASE."""
     from ase.build import bulk
     from ase.calculators.emt import EMT
 
-    atoms = bulk("Cu", "fcc", a=3.6)
+    atoms = bulk("Cu", "fcc", a=a)
     atoms.calc = EMT()
-    return round(float(atoms.get_potential_energy()) / len(atoms), 4)
+    return float(atoms.get_potential_energy()) / len(atoms)
+
+
+@pytest.fixture
+def e36():
+    return round(_emt_per_atom(3.6), 4)
 
 
 def test_two_step_query_is_planned_solved_and_finished(scripted, monkeypatch, e36):
@@ -65,7 +70,8 @@ def test_two_step_query_is_planned_solved_and_finished(scripted, monkeypatch, e3
     # The second sub-task is told the first one's answer (compressed), never its full trajectory.
     step2_prompt = [r for r in received if r["stage"] == "research"][1]["messages"][-1]["content"]
     assert f"answer = {e36!r}" in step2_prompt and "full trajectories" not in step2_prompt
-    assert isinstance(outcome.answer, float) and outcome.answer != e36  # the finish kept step 2's answer
+    # The finish gave no answer of its own, so the outcome keeps step 2's: E(3.7) - E(3.6), as DIFF rounds it.
+    assert outcome.answer == round(_emt_per_atom(3.7) - _emt_per_atom(3.6), 4) != e36
 
 
 def test_a_failed_step_is_replanned_within_budget(scripted, monkeypatch):

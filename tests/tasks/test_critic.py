@@ -36,6 +36,25 @@ def test_a_negative_value_for_a_positive_quantity_is_rejected():
     assert not verdict.accepted and "positive" in verdict.reasons[1]
 
 
-def test_a_lone_answer_among_disagreeing_branches_is_less_sound():
-    verdict = judge(N2_CODE, N2_ANSWER, executions=4, agreeing=1, disagreeing=2)
-    assert verdict.scores["soundness"] == 0.5 and verdict.accepted
+# A script that prints the answer itself: it always reproduces, so only the agreement counts decide.
+ANSWER_ONLY = f"import json\nprint(json.dumps({N2_ANSWER}))\n"
+
+
+@pytest.mark.parametrize(
+    ("executions", "agreeing", "disagreeing", "soundness", "accepted"),
+    [
+        pytest.param(4, 4, 0, 1.0, True, id="all-branches-agree"),
+        pytest.param(1, 1, 0, 1.0, True, id="lone-answer-no-other-branch"),
+        pytest.param(4, 2, 1, 0.667, True, id="agreeing-pair-outnumbers-one-other"),  # 2 of 3 runs
+        pytest.param(3, 1, 1, 0.5, True, id="tie-one-against-one"),  # 1 of 2 runs
+        pytest.param(4, 1, 2, 0.333, False, id="lone-answer-outnumbered-by-disagreeing"),  # 1 of 3 runs
+        pytest.param(6, 2, 3, 0.4, False, id="pair-outnumbered-by-disagreeing"),  # 2 of 5 runs
+    ],
+)
+def test_soundness_is_the_share_of_runs_that_agree_and_rejects_a_contradicted_answer(
+    executions, agreeing, disagreeing, soundness, accepted
+):
+    verdict = judge(ANSWER_ONLY, N2_ANSWER, executions=executions, agreeing=agreeing, disagreeing=disagreeing)
+    assert verdict.scores == {"soundness": soundness, "consistency": 1.0, "efficiency": 1.0, "reproducibility": 1.0}
+    assert verdict.accepted is accepted
+    assert verdict.reasons[0].startswith(f"soundness {soundness:.2f}: ")

@@ -151,12 +151,13 @@ class _Handlers:
 
     def _search_memory(self, arguments: dict[str, Any]) -> types.CallToolResult:
         self.store.refresh()  # other processes (the CLI, the web app) may have learned since
-        hits = search_memory(self.store, arguments["query"], kind=arguments.get("kind"), k=arguments.get("k", 3),
+        # JSON Schema's integers include 2.0: the schema has checked it is whole.
+        hits = search_memory(self.store, arguments["query"], kind=arguments.get("kind"), k=int(arguments.get("k", 3)),
                              threshold=self.settings.memory_threshold, user=self.settings.user)  # fmt: skip
         return _result([{"kind": h.memory.kind, "subtask": h.memory.subtask, "solution": h.memory.solution, "similarity": h.similarity} for h in hits])
 
     def _list_skills(self, arguments: dict[str, Any]) -> types.CallToolResult:
-        limit = arguments.get("limit", 50)
+        limit = int(arguments.get("limit", 50))  # a whole number, possibly sent as 2.0
         if arguments.get("query", "").strip():
             self.store.refresh()
             skills = [s for s, _ in self.store.search_skills(arguments["query"], k=limit, threshold=0.05)]

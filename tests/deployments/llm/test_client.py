@@ -1,4 +1,5 @@
 import json
+import pickle
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -82,11 +83,31 @@ def test_token_budget_is_enforced():
         llm.structured("s", "sys", "user", Pair)
 
 
-def test_scripted_replies_match_sub_stages_in_order():
-    transport = ScriptedTransport([{"stage": "debug", "content": {"name": "a", "count": 1}}, {"stage": "debug:x", "content": {"name": "b", "count": 2}}])
-    llm = LLMClient(transport, Settings())
-    assert llm.structured("debug:x", "s", "u", Pair).name == "a"
-    assert llm.structured("debug:x", "s", "u", Pair).name == "b"
+def test_sub_stage_calls_are_recorded_apart_and_share_one_budget():
+    """Parallel debug branches ask as debug:<strategy>: each branch's calls are its own, the solve's budget is shared."""
+    replies = [{"stage": "debug", "content": {"name": name, "count": i}} for i, name in enumerate("abc")]
+    llm = client(replies, max_llm_calls=2)
+    assert llm.structured("debug:x", "s", "u", Pair) == Pair(name="a", count=0)
+    assert llm.structured("debug:y", "s", "u", Pair) == Pair(name="b", count=1)
+    assert [c.stage for c in llm.calls_for("debug:x")] == ["debug:x"] and [c.stage for c in llm.calls_for("debug:y")] == ["debug:y"]
+    assert llm.calls_for("debug") == [] and [stage for stage, _ in llm.transport.received] == ["debug:x", "debug:y"]
+    with pytest.raises(LLMBudgetExceeded, match=r"stage debug:z: LLM call budget spent \(2/2\)"):
+        llm.structured("debug:z", "s", "u", Pair)
+    assert len(llm.calls) == 2 and len(llm.transport.received) == 2  # the refused call never reached the model
+
+
+def test_a_copy_on_a_worker_spends_the_budget_left_and_its_calls_come_back_once():
+    replies = [{"stage": stage, "content": {"name": "x", "count": i}} for i, stage in enumerate(["s", "debug", "debug"])]
+    llm = client(replies, max_llm_calls=2)
+    llm.structured("s", "sys", "user", Pair)
+    branch = pickle.loads(pickle.dumps(llm))  # what a Dask worker gets
+    assert branch.structured("debug:x", "sys", "user", Pair).count == 1
+    with pytest.raises(LLMBudgetExceeded, match=r"\(2/2\)"):
+        branch.structured("debug:x", "sys", "user", Pair)
+    llm.absorb(branch.calls)
+    llm.absorb(branch.calls)  # absorbing twice adds nothing
+    assert [c.stage for c in llm.calls] == ["s", "debug:x"]
+    assert llm.tokens_used() == sum(c.prompt_tokens + c.completion_tokens for c in branch.calls) > 0
 
 
 def test_unreachable_endpoint_says_where_it_tried():

@@ -10,6 +10,19 @@ from flows.interfaces.cli.main import main
 LIBRARY = sorted(str(p) for p in Path("skills/library").glob("*.json"))
 
 
+def _fragment_count(smiles: str, min_path: int, max_path: int) -> int:
+    """RDKit's FragmentCatalog count, computed here, as the library task's query describes it."""
+    import os
+
+    from rdkit import Chem, RDConfig
+    from rdkit.Chem import FragmentCatalog
+
+    params = FragmentCatalog.FragCatParams(min_path, max_path, os.path.join(RDConfig.RDDataDir, "FunctionalGroups.txt"))
+    catalog = FragmentCatalog.FragCatalog(params)
+    FragmentCatalog.FragCatGenerator().AddFragsFromMol(Chem.MolFromSmiles(smiles), catalog)
+    return catalog.GetNumEntries()
+
+
 @pytest.fixture
 def library(workspace, monkeypatch, capsys):
     monkeypatch.setenv("EVOSKILL_STORE", "monty")
@@ -42,7 +55,9 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     assert "--param smiles=<string>  default 'OCc1ccccc1CN'" in capsys.readouterr().out
     assert main(["skills", "run", "rdkit_fragment_count", "-p", "smiles=CCO", "--json"]) == 0
     output = json.loads(capsys.readouterr().out)
-    assert output["success"] and output["params"]["smiles"] == "CCO" and isinstance(output["answer"], int)
+    expected = _fragment_count("CCO", 1, 6)
+    assert expected != _fragment_count("OCc1ccccc1CN", 1, 6)  # the answer shows the parameter was used, not the default
+    assert output["success"] and output["params"] == {"smiles": "CCO", "min_path": 1, "max_path": 6} and output["answer"] == expected
     exported = tmp_path / "skill.json"
     assert main(["skills", "export", "rdkit_fragment_count", "-o", str(exported)]) == 0
     assert main(["skills", "delete", "rdkit_fragment_count"]) == 0
