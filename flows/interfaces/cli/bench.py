@@ -61,8 +61,9 @@ class ProgressBar:
 
         self.stage = stage
         self.progress = Progress(
-            TextColumn(stage), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
-            console=Console(stderr=True), transient=False,
+            TextColumn(stage), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}", markup=False),
+            # Lines as they are: no hard wrap inside a long path (the terminal wraps), no brackets read as markup.
+            console=Console(stderr=True, soft_wrap=True), transient=False,
         )  # fmt: skip
         self.bar = self.progress.add_task("", total=total)
 
@@ -76,7 +77,7 @@ class ProgressBar:
         elif status == "progress":
             self.progress.update(self.bar, advance=1, description=detail[:70])
         else:
-            self.progress.console.print(f"✗ {detail}" if status == "failed" else detail)
+            self.progress.console.print(f"✗ {detail}" if status == "failed" else detail, markup=False)
 
 
 def _systems(text: str) -> list[str]:
@@ -112,7 +113,7 @@ def run_bench(args: argparse.Namespace) -> int:
     add_listener(bar)
     try:
         with prefect_runtime(settings) as where, bar.progress:
-            bar.progress.console.print(f"Prefect API: {where}")
+            bar.progress.console.print(f"Prefect API: {where}", markup=False)
             summary = benchmark(
                 args.suite, systems=systems, reps=args.reps, levels=_levels(args.level),
                 backend=args.backend, model=args.model, fresh=args.fresh, workers=args.workers, out=args.out,

@@ -78,7 +78,7 @@ def run_discover(args: argparse.Namespace) -> int:
     add_listener(bar)
     try:
         with prefect_runtime(settings) as where, bar.progress:
-            bar.progress.console.print(f"Prefect API: {where}")
+            bar.progress.console.print(f"Prefect API: {where}", markup=False)
             summary = discover(
                 args.system, oracle=args.oracle, policies=policies, budget=args.budget, episodes=args.episodes, seed=args.seed,
                 epsilon=args.epsilon, max_atoms=args.max_atoms, batch_size=args.batch_size, out=args.out, fresh=args.fresh,
