@@ -12,7 +12,6 @@ from deployments.llm.replies import SCHEMA_TYPES, SCHEMA_WORDS
 
 __all__ = ["imported_packages", "module_names", "missing_packages"]
 
-
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

@@ -12,19 +12,11 @@ from prefect.exceptions import MissingContextError
 
 __all__ = ["Status", "add_listener", "remove_listener", "report"]
 
-
 Status = Literal["start", "progress", "done", "failed"]
-
-
 Listener = Callable[[str, Status, str], None]
 
-
 _listeners: list[Listener] = []
-
-
 _lock = threading.Lock()
-
-
 _fallback = logging.getLogger("evoskill")
 
 

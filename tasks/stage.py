@@ -1,4 +1,4 @@
-"""What every agent stage shares: progress reports, stage timing, and the retry rule."""
+"""What every agent stage shares besides its progress reports (``deployments.progress``): stage timing and the retry rule."""
 
 from __future__ import annotations
 

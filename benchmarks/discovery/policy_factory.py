@@ -13,7 +13,6 @@ from deployments.llm.client import LLMClient
 
 __all__ = ["PRESETS", "policy_stages", "needs_llm", "make_policy"]
 
-
 PRESETS = {
     "random": ("random", "random", "random"),
     "diversity": ("diversity", "random", "random"),

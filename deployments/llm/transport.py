@@ -74,8 +74,6 @@ class Transport(Protocol):
 
 
 STRUCTURED_MODES = ("json_schema", "json_object")
-
-
 MODES_FILE = "llm-structured-output.json"  # under the workspace: the mode each endpoint accepts
 
 
@@ -190,8 +188,6 @@ def _response_format(mode: str, stage: str, schema: dict[str, Any]) -> dict[str,
 
 # Structured-output modes found to work, per endpoint ("model @ base_url"), for this process.
 _known_modes: dict[str, str] = {}
-
-
 _known_lock = threading.Lock()
 
 

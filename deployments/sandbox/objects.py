@@ -10,7 +10,6 @@ from deployments.sandbox.models import ObjectRef
 
 __all__ = ["PREVIEW_CHARS", "put_object", "load_object"]
 
-
 PREVIEW_CHARS = 600
 
 
