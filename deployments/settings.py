@@ -144,6 +144,11 @@ class Settings(BaseSettings):
     triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
     skill_match_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Similarity to use a skill.")
     skill_exact_threshold: float = Field(default=0.9, ge=0.0, le=1.0, description="Similarity to reuse a skill with no parameters.")
+    skill_generaliser: Literal["lifting", "llm"] = Field(
+        default="lifting",
+        description="How an accepted script becomes a skill: 'lifting' (no model: the constants the question states "
+        "become parameters; the model is asked only when none does) or 'llm' (a capable model rewrites it first).",
+    )
     memory_threshold: float = Field(default=0.25, ge=0.0, le=1.0, description="Similarity for a memory to be recalled (θ).")
     memory_top_k: int = Field(default=3, gt=0)
     embedding_model: str | None = Field(

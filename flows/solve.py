@@ -29,7 +29,7 @@ from flows.session import Conversation, is_feedback
 from skills.answer_spec import read_answer_spec
 from skills.documents import StageRecord
 from skills.store import SkillStore, open_store
-from tasks.bind import run_bound_skill
+from tasks.bind import SkillChoice, choose_skill, run_bound_skill
 from tasks.debug_strategies import check_strategies
 from tasks.models import (
     FinalAnswer,
@@ -62,6 +62,9 @@ def _stages(t: SolveTrajectory) -> list[StageRecord]:
         rows.append(StageRecord(name="recall", wall_s=round(t.recall.wall_s, 4), ok=True))
     if t.skill_run is not None:
         rows.append(_record(t.skill_run, t.skill_run.success))
+    elif t.skill_declined:
+        reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined)
+        rows.append(StageRecord(name="skill", wall_s=0.0, ok=False, detail=f"declined: {reasons}"[:500]))
     if t.simple is not None:
         rows.append(_record(t.simple, not t.simple.needs_debug))
     if t.research is not None:
@@ -114,13 +117,14 @@ def _last_code(t: SolveTrajectory) -> str | None:
 
 def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
     """Answer through the best route, filling ``t``; returns the path taken."""
-    match = found.usable_skill(settings) if found else None
-    if match is not None:
-        t.skill_run = run_bound_skill(request, match.skill, llm, settings)
-        store.record_use(match.skill, t.skill_run.success)
+    choice = choose_skill(request, found.usable_skills(settings)) if found else SkillChoice()
+    t.skill_declined = choice.declined
+    if choice.match is not None and choice.binding is not None:
+        t.skill_run = run_bound_skill(request, choice.match.skill, choice.binding, llm, settings)
+        store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
-        report("solve", "progress", f"skill {match.skill.id} did not answer ({t.skill_run.error}); solving with code")
+        report("solve", "progress", f"skill {choice.match.skill.id} did not answer ({t.skill_run.error}); solving with code")
     if settings.triage_llm:
         reply = triage(request, llm)
         if reply.question:
@@ -194,6 +198,10 @@ def run_solve(
     result.unit = request.spec.unit
     result.path = path  # type: ignore[assignment]  # _route returns one of the Literal paths
     result.skill_id = t.skill_run.skill_id if skill_ok else None  # type: ignore[union-attr]  # skill_ok: skill_run is set
+    result.params = t.skill_run.bound if skill_ok else []  # type: ignore[union-attr]  # skill_ok: skill_run is set
+    result.declined = [f"{d.skill_id} ({d.similarity:.2f}): {d.reason}" for d in t.skill_declined]
+    if t.skill_run is not None and not skill_ok:
+        result.declined.append(f"{t.skill_run.skill_id}: {t.skill_run.error}")
     result.code = answer.code if (answer and answer.success) else _last_code(t)
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
     execution = _answering_execution(t)

@@ -3,8 +3,11 @@
 Generalising tries, in order, until one candidate verifies:
 
 1. ``signature`` — the code already defines ``run(p: type = default, …)``: its signature is the schema;
-2. ``llm`` — the model rewrites the script as such a ``run`` (one call), then the result is checked;
-3. ``literal`` — the script itself wrapped as ``run()`` with no parameters (reuse for the same question).
+2. ``lifted`` — no model: the constants the question states become parameters (``skills/lifting.py``),
+   each kept only if another value changes the answer (``skills/relevance.py``);
+3. ``llm`` — the model rewrites the script as such a ``run`` (one call), then the result is checked
+   (tried when lifting found no parameter);
+4. ``literal`` — the script itself wrapped as ``run()`` with no parameters (reuse for the same question).
 
 Verifying runs the candidate in the sandbox with its default parameters (the original ones)
 and compares the result with the accepted answer within the tolerance. Only a verified
@@ -13,7 +16,7 @@ skill is stored (``tasks/compile.py``, the compile stage), with provenance; a fa
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
@@ -25,13 +28,15 @@ from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.answer_spec import AnswerSpec
 from skills.documents import Provenance, Skill, TestCase, slug
+from skills.lifting import LiftError, lift_script
+from skills.mentions import topic_words
 from skills.params import SkillCodeError, run_summary, signature_schema
-from skills.retrieval import tokens
+from skills.relevance import RelevanceReport, check_relevance
 from skills.runner import run_skill_code
 
 __all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "default_tolerance"]
 
-Method = Literal["signature", "llm", "literal"]
+Method = Literal["signature", "lifted", "llm", "literal"]
 
 _LITERAL = '''SCRIPT = {script!r}
 
@@ -77,7 +82,13 @@ class CompileResult(BaseModel):
     new: bool = False
     reasons: list[str] = Field(default_factory=list, description="Why each rejected candidate failed.")
     verification: ExecutionResult | None = None
+    relevance: RelevanceReport | None = Field(default=None, description="Which lifted parameters matter (lifted skills).")
     llm_calls: list[LLMCall] = Field(default_factory=list)
+
+
+def topic_name(query: str) -> str:
+    """A skill name from what the question asks (its first content words, without the substance): ``atomization_energy_ase_emt``."""
+    return slug(" ".join(topic_words(query)[:4])) or "skill"
 
 
 def default_tolerance(expected: JsonValue, spec: AnswerSpec) -> float | None:
@@ -100,60 +111,146 @@ def _draft(request: CompileRequest, llm: LLMClient) -> SkillDraft:
     return llm.structured("compile", system, user, SkillDraft)
 
 
-def _candidates(request: CompileRequest, llm: LLMClient | None, reasons: list[str]) -> list[tuple[Method, str, str, str]]:
-    """(method, code, name, description) in the order they are tried."""
-    fallback_name = request.name or slug(" ".join(tokens(request.query)[:6]))
+def _candidates(request: CompileRequest, reasons: list[str]) -> list[tuple[Method, str, str, str]]:
+    """(method, code, name, description) of the candidates that need no model, in the order they are tried."""
+    fallback_name = request.name or topic_name(request.query)
     description = request.description or request.query
-    found: list[tuple[Method, str, str, str]] = []
     try:
         signature_schema(request.code)
         return [("signature", request.code, fallback_name, request.description or run_summary(request.code) or description)]
     except SkillCodeError:
         pass
-    if llm is not None:
-        try:
-            draft = _draft(request, llm)
-            found.append(("llm", draft.code, request.name or slug(draft.name), request.description or draft.description))
-        except LLMError as exc:
-            reasons.append(f"llm: {exc}")
-    literal = _LITERAL.format(script=request.code, doc=request.query.replace('"""', "'''").replace("\\", "\\\\"))
-    found.append(("literal", literal, fallback_name, description))
+    found: list[tuple[Method, str, str, str]] = []
+    try:
+        draft = lift_script(request.code, [request.query])
+        found.append(("lifted", draft.code, fallback_name, description))
+    except LiftError as exc:
+        reasons.append(f"lifted: {exc}")
     return found
+
+
+def _llm_candidate(request: CompileRequest, llm: LLMClient, reasons: list[str]) -> tuple[Method, str, str, str] | None:
+    try:
+        draft = _draft(request, llm)
+    except LLMError as exc:
+        reasons.append(f"llm: {exc}")
+        return None
+    return ("llm", draft.code, request.name or slug(draft.name), request.description or draft.description)
+
+
+def _literal_candidate(request: CompileRequest) -> tuple[Method, str, str, str]:
+    literal = _LITERAL.format(script=request.code, doc=request.query.replace('"""', "'''").replace("\\", "\\\\"))
+    return ("literal", literal, request.name or topic_name(request.query), request.description or request.query)
+
+
+def _verify(
+    method: Method, code: str, request: CompileRequest, settings: Settings, name: str, result: CompileResult
+) -> dict[str, Any] | None:
+    """The schema of a candidate that re-runs to the accepted answer with its defaults, else None (reason noted)."""
+    try:
+        schema = signature_schema(code)
+    except SkillCodeError as exc:
+        result.reasons.append(f"{method}: {exc}")
+        return None
+    params = {k: v["default"] for k, v in schema["properties"].items()}
+    packages = module_names(request.packages + imported_packages(request.code) + imported_packages(code))
+    execution = run_skill_code(code, packages, params, settings, f"verify-{name}")
+    result.verification = execution
+    if not execution.ok:
+        result.reasons.append(f"{method}: the skill failed when re-run — {execution.error}")
+        return None
+    check = check_answer(execution.answer, request.expected, request.tolerance)
+    if not check.passed:
+        result.reasons.append(f"{method}: the re-run does not reproduce the accepted answer ({check.reason})")
+        return None
+    return schema
+
+
+def _lift_relevant(
+    request: CompileRequest, code: str, settings: Settings, name: str, result: CompileResult
+) -> tuple[str, dict[str, Any]] | None:
+    """The lifted code with only the parameters that matter, re-verified; None when it no longer verifies."""
+    draft = lift_script(request.code, [request.query])
+    packages = module_names(request.packages + imported_packages(request.code))
+    report = check_relevance(draft, request.code, request.query, request.expected, request.tolerance, packages, settings, name)
+    result.relevance = report
+    if report.error:
+        result.reasons.append(f"lifted: {report.error}")
+        return None
+    schema = signature_schema(report.code) if report.code == code else _verify("lifted", report.code, request, settings, name, result)
+    if schema is None:
+        return None
+    for key, prop in schema["properties"].items():  # the signature's types and defaults, with the question's words and bounds
+        schema["properties"][key] = {**report.parameters.get(key, {}), **prop}
+    return report.code, schema
+
+
+Candidate = tuple[Method, str, str, str]
+
+
+def _attempt(candidate: Candidate, request: CompileRequest, settings: Settings, result: CompileResult) -> tuple[str, dict[str, Any]] | None:
+    """The verified (code, schema) of a candidate, or None; a lifted one keeps only the parameters that matter."""
+    method, code, name, _ = candidate
+    schema = _verify(method, code, request, settings, name, result)
+    if schema is None:
+        return None
+    return _lift_relevant(request, code, settings, name, result) if method == "lifted" else (code, schema)
 
 
 def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | None = None) -> CompileResult:
     """Generalise and verify; the first candidate that reproduces the accepted answer becomes the skill (not stored)."""
     result = CompileResult()
+    llm_given = llm
     calls_before = len(llm.calls) if llm else 0
-    for method, code, name, description in _candidates(request, llm, result.reasons):
-        try:
-            schema = signature_schema(code)
-        except SkillCodeError as exc:
-            result.reasons.append(f"{method}: {exc}")
+    parameterless: tuple[Candidate, str, dict[str, Any]] | None = None
+    if settings.skill_generaliser == "llm" and llm is not None and "def run(" not in request.code:
+        found = _llm_candidate(request, llm, result.reasons)
+        done = _attempt(found, request, settings, result) if found else None
+        if found and done:
+            _accept(result, request, found, *done)
+            result.llm_calls = list(llm.calls[calls_before:])
+            return result
+        llm = None  # asked once
+    for candidate in _candidates(request, result.reasons):
+        done = _attempt(candidate, request, settings, result)
+        if done is None:
             continue
-        params = {k: v["default"] for k, v in schema["properties"].items()}
-        packages = module_names(request.packages + imported_packages(request.code) + imported_packages(code))
-        execution = run_skill_code(code, packages, params, settings, f"verify-{name}")
-        result.verification = execution
-        if not execution.ok:
-            result.reasons.append(f"{method}: the skill failed when re-run — {execution.error}")
-            continue
-        check = check_answer(execution.answer, request.expected, request.tolerance)
-        if not check.passed:
-            result.reasons.append(f"{method}: the re-run does not reproduce the accepted answer ({check.reason})")
-            continue
-        result.ok, result.method = True, method
-        result.skill = Skill(
-            name=name,
-            description=description,
-            parameters=schema,
-            code=code,
-            packages=packages,
-            output_type=request.spec.output_type,
-            unit=request.spec.unit,
-            test_case=TestCase(params=params, expected=request.expected, tolerance=request.tolerance),
-            provenance=request.provenance,
-        )
-        break
-    result.llm_calls = list(llm.calls[calls_before:]) if llm else []
+        if done[1]["properties"] or candidate[0] == "signature":
+            _accept(result, request, candidate, *done)
+            break
+        parameterless = (candidate, *done)
+        result.reasons.append("lifted: no constant the question states changes the answer")
+    if not result.ok and llm is not None and "def run(" not in request.code:
+        found = _llm_candidate(request, llm, result.reasons)
+        done = _attempt(found, request, settings, result) if found else None
+        if found and done:
+            _accept(result, request, found, *done)
+    if not result.ok and parameterless is not None:
+        _accept(result, request, *parameterless)
+    if not result.ok:
+        literal = _literal_candidate(request)
+        done = _attempt(literal, request, settings, result)
+        if done:
+            _accept(result, request, literal, *done)
+    result.llm_calls = list(llm_given.calls[calls_before:]) if llm_given else []
     return result
+
+
+def _accept(result: CompileResult, request: CompileRequest, candidate: Candidate, code: str, schema: dict[str, Any]) -> None:
+    method, _, name, description = candidate
+    params = {k: v["default"] for k, v in schema["properties"].items()}
+    packages = module_names(request.packages + imported_packages(request.code) + imported_packages(code))
+    result.ok, result.method = True, method
+    result.skill = Skill(
+        name=name,
+        description=description,
+        parameters=schema,
+        code=code,
+        packages=packages,
+        output_type=request.spec.output_type,
+        unit=request.spec.unit,
+        test_case=TestCase(params=params, expected=request.expected, tolerance=request.tolerance),
+        provenance=request.provenance,
+        method=method,
+        hidden_inputs=result.relevance.hidden_inputs if method == "lifted" and result.relevance else [],
+    )

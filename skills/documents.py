@@ -119,6 +119,13 @@ class Skill(_Document):
     test_case: TestCase
     provenance: Provenance = Field(default_factory=Provenance)
     stats: SkillStats = Field(default_factory=SkillStats)
+    method: Literal["signature", "lifted", "llm", "literal"] | None = Field(
+        default=None, description="How the accepted code was generalised: its own run(), lifted constants, a model's rewrite, or as is."
+    )
+    hidden_inputs: list[str] = Field(
+        default_factory=list,
+        description="Constants the question never stated that change the answer: the skill answers only for its own material.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property

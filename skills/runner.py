@@ -11,13 +11,26 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.documents import Skill
 
-__all__ = ["skill_script", "run_skill_code", "run_skill"]
+__all__ = ["skill_script", "run_skill_code", "run_skill", "run_skill_code_many"]
 
 _CALL = """
 import json as _json, types as _types
 _skill = _types.ModuleType("skill")
 exec(compile({code!r}, "skill.py", "exec"), _skill.__dict__)
 print(_json.dumps(_skill.run(**_json.loads({params!r}))))
+"""
+
+_MANY = """
+import json as _json, types as _types
+_skill = _types.ModuleType("skill")
+exec(compile({code!r}, "skill.py", "exec"), _skill.__dict__)
+_results = []
+for _params in _json.loads({sets!r}):
+    try:
+        _results.append({{"ok": True, "answer": _skill.run(**_params)}})
+    except Exception as _exc:  # one failing parameter set does not stop the others
+        _results.append({{"ok": False, "error": (type(_exc).__name__ + ": " + str(_exc))[:300]}})
+print(_json.dumps(_results, default=str))
 """
 
 
@@ -38,3 +51,16 @@ def run_skill_code(code: str, packages: list[str], params: dict[str, Any], setti
 def run_skill(skill: Skill, params: dict[str, Any], settings: Settings) -> ExecutionResult:
     """Execute a stored skill with already validated parameters."""
     return run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}")
+
+
+def run_skill_code_many(
+    code: str, packages: list[str], param_sets: list[dict[str, Any]], settings: Settings, name: str
+) -> tuple[ExecutionResult, list[dict[str, Any]]]:
+    """Execute ``run(**params)`` for each set in one sandbox run; each row is ``{"ok", "answer"}`` or ``{"ok": False, "error"}``."""
+    missing = missing_packages(packages)
+    if missing:
+        return ExecutionResult(exit_code=None, error=f"the skill needs packages that are not installed: {', '.join(missing)}"), []
+    script = _MANY.format(code=code, sets=json.dumps(param_sets))
+    execution = run_code(script, settings.run_root(), SandboxLimits.from_settings(settings), name)
+    rows = execution.answer if execution.ok and isinstance(execution.answer, list) else []
+    return execution, [row for row in rows if isinstance(row, dict)]

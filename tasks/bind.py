@@ -1,4 +1,9 @@
-"""Skill path: bind a skill's parameters from the query (one LLM call) and run it — no code is written."""
+"""Skill path: choose a recalled skill that computes *this* question, bind its parameters, run it — no code is written.
+
+Binding is the question's words (``skills/binding.py``), precision first: a skill that is not
+sure declines with its reason, and the next recalled skill is tried. The model's reading of the
+question is a second opinion that can only make a skill decline, never bind a value.
+"""
 
 from __future__ import annotations
 
@@ -6,46 +11,70 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NONE
+from pydantic import BaseModel
 
 from deployments.llm.client import LLMClient
 from deployments.llm.transport import LLMError
 from deployments.progress import report
 from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec, coerce_answer, format_answer
+from skills.binding import Binding, BindingDeclined, bind, second_opinion
 from skills.documents import Skill
-from skills.grounding import GroundingError, ground_params
 from skills.params import ParameterError, params_model, validate_params
 from skills.runner import run_skill
-from tasks.models import SkillRun, SolveRequest
+from tasks.models import SkillDecline, SkillMatch, SkillRun, SolveRequest
 from tasks.stage import Stopwatch, retry_on_transient
 
-__all__ = ["bind_parameters", "run_bound_skill"]
+__all__ = ["SkillChoice", "choose_skill", "run_bound_skill"]
 
 
-def bind_parameters(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[str, Any]:
-    """Values for the skill's parameters: proposed by the model, grounded in the query, validated by the schema."""
+class SkillChoice(BaseModel):
+    """The skill that binds the question, with its binding, and why the ones before it declined."""
+
+    match: SkillMatch | None = None
+    binding: Binding | None = None
+    declined: list[SkillDecline] = []
+
+
+def choose_skill(request: SolveRequest, matches: list[SkillMatch]) -> SkillChoice:
+    """The first of ``matches`` (best first) whose parameters the question binds without doubt (no LLM)."""
+    choice = SkillChoice()
+    for match in matches:
+        try:
+            binding = bind(match.skill, request.query)
+            validate_params(match.skill.parameters, binding.params)
+        except (BindingDeclined, ParameterError) as exc:
+            choice.declined.append(SkillDecline(skill_id=match.skill.id, similarity=match.similarity, reason=str(exc)))
+            report("skill", "progress", f"{match.skill.id} declined: {exc}")
+            continue
+        choice.match, choice.binding = match, binding
+        break
+    return choice
+
+
+def _model_reading(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[str, Any]:
     properties = skill.parameters.get("properties", {})
-    if not properties:
-        return {}
     lines = [f"- {name} ({prop.get('type')}): {prop.get('description', '')}" for name, prop in properties.items()]
     system = "Extract parameter values from the question. Copy each value exactly as it is written in the question; use null when it is not there."
     user = f"Question: {request.query}\n\nParameters:\n" + "\n".join(lines)
     reply = llm.structured("bind", system, user, params_model(skill.parameters, optional=True))
-    proposed = {k: v for k, v in reply.model_dump().items() if v is not None}
-    return validate_params(skill.parameters, ground_params(skill.parameters, proposed, request.query))
+    return {k: v for k, v in reply.model_dump().items() if v is not None}
 
 
 @task(name="skill", task_run_name="skill: {skill.name}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
-def run_bound_skill(request: SolveRequest, skill: Skill, llm: LLMClient, settings: Settings) -> SkillRun:
-    """Bind parameters, run the skill in the sandbox, and hold its answer to the query's format."""
+def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, llm: LLMClient | None, settings: Settings) -> SkillRun:
+    """Check the binding against the model's reading, run the skill in the sandbox, and hold its answer to the query's format."""
     watch = Stopwatch()
     report("skill", "start", skill.id)
-    done: dict[str, Any] = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code)
+    done: dict[str, Any] = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code, bound=binding.bound)
     try:
-        params = bind_parameters(request, skill, llm)
-    except (LLMError, ParameterError, GroundingError) as exc:
+        if llm is not None and skill.parameters.get("properties"):
+            second_opinion(binding, _model_reading(request, skill, llm), request.query)
+        params = validate_params(skill.parameters, binding.params)
+    except (LLMError, ParameterError, BindingDeclined) as exc:
         report("skill", "failed", str(exc))
-        return SkillRun(**done, wall_s=watch.elapsed(), llm_calls=llm.calls_for("bind"), error=f"binding parameters: {exc}")
+        calls = llm.calls_for("bind") if llm else []
+        return SkillRun(**done, wall_s=watch.elapsed(), llm_calls=calls, error=f"binding parameters: {exc}")
     report("skill", "progress", f"{skill.id}({params})")
     execution = run_skill(skill, params, settings)
     spec = request.spec if request.spec.output_type != "any" else AnswerSpec(output_type=skill.output_type, unit=skill.unit)
@@ -53,7 +82,7 @@ def run_bound_skill(request: SolveRequest, skill: Skill, llm: LLMClient, setting
     result = SkillRun(
         **done,
         wall_s=watch.elapsed(),
-        llm_calls=llm.calls_for("bind"),
+        llm_calls=llm.calls_for("bind") if llm else [],
         params=params,
         execution=execution,
         success=problem is None,

@@ -10,6 +10,7 @@ from deployments.llm.client import LLMCall
 from deployments.sandbox.models import ExecutionResult, ObjectRef
 from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec
+from skills.binding import BoundValue
 from skills.compile import CompileResult
 from skills.documents import Preference, Skill, StageRecord
 from tasks.tools.memory import MemoryHit
@@ -116,6 +117,10 @@ class SolveResult(BaseModel):
     unit: str | None = None
     path: Literal["deep", "simple", "skill", "clarify", "feedback"] = "deep"
     skill_id: str | None = Field(default=None, description="The skill that answered (skill path) or was learned.")
+    params: list[BoundValue] = Field(
+        default_factory=list, description="Skill path: each bound parameter with the words of the question it came from."
+    )
+    declined: list[str] = Field(default_factory=list, description="Recalled skills that would not answer this question, and why.")
     learned: bool = Field(default=False, description="Whether this solve stored a new skill.")
     question: str | None = Field(default=None, description="The clarifying question (clarify path).")
     session: str | None = None
@@ -147,6 +152,7 @@ class SolveTrajectory(Trajectory):
     """The trajectory with the orchestrator's own stages."""
 
     recall: Recall | None = None
+    skill_declined: list[SkillDecline] = Field(default_factory=list, description="Recalled skills that declined, and why.")
     skill_run: SkillRun | None = None
     simple: CodeAgentResult | None = None
     learned: Learned | None = None
@@ -206,13 +212,14 @@ class Recall(BaseModel):
     preferences: list[Preference] = Field(default_factory=list)
     wall_s: float = 0.0
 
-    def usable_skill(self, settings: Settings) -> SkillMatch | None:
-        """The best skill close enough to answer; one without parameters must match almost exactly."""
+    def usable_skills(self, settings: Settings) -> list[SkillMatch]:
+        """The skills close enough to try, best first; one without parameters must match almost exactly."""
+        usable = []
         for match in self.skills:
             has_params = bool(match.skill.parameters.get("properties"))
             if match.similarity >= (settings.skill_match_threshold if has_params else settings.skill_exact_threshold):
-                return match
-        return None
+                usable.append(match)
+        return usable
 
     def context(self) -> str:
         """Recalled memories and preferences as prompt text (empty when there are none)."""
@@ -225,10 +232,19 @@ class Recall(BaseModel):
         return "\n\n".join(parts)
 
 
+class SkillDecline(BaseModel):
+    """A recalled skill that would not answer, and why."""
+
+    skill_id: str
+    similarity: float
+    reason: str
+
+
 class SkillRun(StageOutcome):
     skill_id: str
     code: str | None = None
     params: dict[str, JsonValue] = {}
+    bound: list[BoundValue] = Field(default_factory=list, description="Each parameter with the words of the question it came from.")
     execution: ExecutionResult | None = None
     success: bool = False
     answer: JsonValue = None

@@ -16,11 +16,18 @@ def settings(workspace):
     return get_settings()
 
 
-def test_a_script_without_run_is_kept_literally_when_no_model_is_given(settings):
+def test_a_script_without_run_is_lifted_without_a_model(settings):
     result = compile_skill(CompileRequest(code=N2_CODE, query=N2_QUERY, expected=N2_ANSWER, tolerance=0.001), settings)
-    assert result.ok and result.method == "literal"
-    assert result.skill.parameters["properties"] == {} and result.skill.packages == ["ase"]
+    assert result.ok and result.method == "lifted" and result.skill.method == "lifted" and result.llm_calls == []
+    assert list(result.skill.parameters["properties"]) == ["formula"] and result.skill.packages == ["ase"]
+    assert "def run(formula: str = 'N2'):" in result.skill.code and "_elements(formula)[0]" in result.skill.code
     assert result.verification.answer == N2_ANSWER
+
+
+def test_a_script_that_lifting_cannot_rewrite_is_kept_literally(settings):
+    code = "import json\nglobal_value = 2\ndef helper():\n    global global_value\n    global_value += 1\nhelper()\nprint(json.dumps(global_value))\n"
+    result = compile_skill(CompileRequest(code=code, query="What is 2 plus one? Return an integer.", expected=3), settings)
+    assert result.ok and result.method == "literal" and result.skill.parameters["properties"] == {}
 
 
 def test_failing_verification_keeps_nothing(settings):

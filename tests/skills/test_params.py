@@ -1,8 +1,7 @@
-"""Skill parameters: schema from run()'s signature, validation with named errors, grounding in the question."""
+"""Skill parameters: schema from run()'s signature, validation with named errors."""
 
 import pytest
 
-from skills.grounding import GroundingError, ground_params
 from skills.params import (
     ParameterError,
     SkillCodeError,
@@ -48,24 +47,3 @@ def test_assignments_are_read_as_json_when_they_are():
     assert parse_assignments(["formula=O2", "fmax=0.05", "flags=[1, 2]"]) == {"formula": "O2", "fmax": 0.05, "flags": [1, 2]}
     with pytest.raises(ParameterError, match="NAME=VALUE"):
         parse_assignments(["formula"])
-
-
-SCHEMA = signature_schema(CODE)
-
-
-def test_a_value_written_in_the_question_is_kept():
-    assert ground_params(SCHEMA, {"formula": "CO", "fmax": 0.05}, "Energy of CO, fmax=0.05")["formula"] == "CO"
-
-
-def test_an_ungrounded_value_is_replaced_by_the_one_formula_in_the_question():
-    bound = ground_params(SCHEMA, {"formula": "{[{", "fmax": 0.1}, "Atomization of O2 using ASE's EMT. Return a float.")
-    assert bound == {"formula": "O2", "fmax": 0.01, "steps": 100}
-
-
-def test_a_number_named_in_the_question_wins_over_the_models_guess():
-    assert ground_params(SCHEMA, {"formula": "H2", "fmax": 0.1}, "H2 relaxed to fmax = 0.02")["fmax"] == 0.02
-
-
-def test_an_entity_the_question_does_not_name_fails_binding():
-    with pytest.raises(GroundingError, match="cannot find the value of 'formula'"):
-        ground_params(SCHEMA, {"formula": "N2"}, "Atomization energy of an oxygen molecule with EMT")

@@ -1,0 +1,134 @@
+"""Chemical values recognised and compared offline: element symbols, formulas, SMILES and names.
+
+Names go through the ``chemicals`` package's offline name database (the ChEDL/PubChem synonyms
+it ships) and pymatgen's element names; formulas compare as compositions (``ClNa`` is ``NaCl``);
+SMILES compare in RDKit's canonical form.
+
+>>> resolve_name("nitrogen molecule").formula, resolve_name("copper").element
+('N2', 'Cu')
+>>> same_formula("ClNa", "NaCl"), formula_elements("NaCl"), is_formula("Fm-3m")
+(True, ['Na', 'Cl'], False)
+>>> canonical_smiles("C(O)C") == canonical_smiles("CCO"), canonical_smiles("not a smiles")
+(True, None)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from pymatgen.core import Composition, Element
+
+__all__ = [
+    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "canonical_smiles",
+    "resolve_name", "element_neighbours",
+]  # fmt: skip
+
+_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*)+")
+# Capitalised English words that are also element symbols: read as words, not as elements.
+_WORDS_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
+
+
+@dataclass(frozen=True)
+class NamedChemical:
+    """What a name stands for: a formula, and where known a SMILES and a single element."""
+
+    formula: str
+    smiles: str | None = None
+    element: str | None = None
+
+
+def is_element(text: str) -> bool:
+    return text not in _WORDS_LIKE_SYMBOLS and Element.is_valid_symbol(text)
+
+
+def is_formula(text: str) -> bool:
+    """A written formula such as ``N2``, ``NaCl``, ``CsPbI3`` or ``Cu`` (not ``FCC``, ``CIF`` or ``In``)."""
+    if not _FORMULA.fullmatch(text) or text in _WORDS_LIKE_SYMBOLS:
+        return False
+    if len(text) >= 3 and text.isupper() and not any(c.isdigit() for c in text):
+        return False  # acronyms: FCC, BCC, HCP, CIF, SCF, VASP
+    return all(Element.is_valid_symbol(s) for s in re.findall(r"[A-Z][a-z]?", text))
+
+
+def same_formula(a: str, b: str) -> bool:
+    """Whether two formulas have the same composition (amounts included: ``H2O`` is not ``H4O2``)."""
+    try:
+        return Composition(a).almost_equals(Composition(b), rtol=0.0, atol=1e-8)
+    except (ValueError, KeyError):
+        return False
+
+
+def formula_elements(formula: str) -> list[str]:
+    """Element symbols of a written formula, in the order written, each once."""
+    return list(dict.fromkeys(re.findall(r"[A-Z][a-z]?", formula)))
+
+
+def formula_text(formula: str) -> str:
+    """A formula as a scientist writes it: Hill order for carbon compounds, else electropositive element first."""
+    composition = Composition(formula)
+    if Element("C") in composition:
+        return composition.hill_formula.replace(" ", "")
+    return "".join(f"{el.symbol}{'' if amount == 1 else int(amount)}" for el, amount in sorted(composition.items(), key=lambda kv: kv[0].X))
+
+
+@cache
+def _rdkit():  # noqa: ANN202 - rdkit's Chem module, loaded on first use (it is slow to import)
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # defined in RDKit's C extension, absent from its stubs
+    return Chem
+
+
+@cache
+def canonical_smiles(text: str) -> str | None:
+    """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
+    if not text or any(c.isspace() for c in text):
+        return None
+    mol = _rdkit().MolFromSmiles(text)
+    return _rdkit().MolToSmiles(mol) if mol is not None and mol.GetNumAtoms() else None
+
+
+@cache
+def _element_names() -> dict[str, str]:
+    names = {el.long_name.lower(): el.symbol for el in Element}
+    names.update({"aluminium": "Al", "caesium": "Cs", "sulphur": "S"})
+    return names
+
+
+@cache
+def resolve_name(phrase: str) -> NamedChemical | None:
+    """The chemical a name stands for (``"sodium chloride"``, ``"copper"``, ``"aspirin"``), or None."""
+    phrase = " ".join(phrase.lower().split())
+    element = _element_names().get(phrase)
+    try:
+        from chemicals.identifiers import search_chemical
+
+        found = search_chemical(phrase)
+    except ValueError:  # not in the database
+        found = None
+    if found is None:
+        return NamedChemical(formula=element, element=element) if element else None
+    try:
+        formula = formula_text(found.formula)
+    except (ValueError, KeyError):  # ions and formulas pymatgen does not read ("O-2")
+        return NamedChemical(formula=element, element=element) if element else None
+    smiles = canonical_smiles(found.smiles) if found.smiles else None
+    return NamedChemical(formula=formula, smiles=smiles, element=element)
+
+
+def element_neighbours(symbol: str) -> list[str]:
+    """Elements next to ``symbol`` in its group, then in its period (to try another valid value)."""
+    el = Element(symbol)
+    near = [Element.from_row_and_group(el.row + d, el.group) for d in (1, -1) if _exists(el.row + d, el.group)]
+    near += [Element.from_row_and_group(el.row, el.group + d) for d in (1, -1, 2, -2) if _exists(el.row, el.group + d)]
+    return [e.symbol for e in near if e.symbol != symbol]
+
+
+def _exists(row: int, group: int) -> bool:
+    try:
+        Element.from_row_and_group(row, group)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,406 @@
+"""Generalise a plain script without a model: lift the constants the question states into ``run()`` parameters.
+
+A program transformation. Each literal of the script (a formula, element symbol, SMILES or
+number) that the question states, as written or through a name ("nitrogen molecule" ↔ ``N2``,
+"rock-salt NaCl" ↔ ``Na`` + ``Cl``), becomes a typed parameter whose default is the literal,
+named from its use (``fmax=``, ``Lattice.cubic(a)``) or its kind, described by the question's
+own words. Literals that only follow from a stated formula (the ``N`` atom of ``N2``, the
+``Na`` and ``Cl`` of ``NaCl``) are derived from that parameter instead of becoming parameters
+of their own. Everything else stays a constant. Whether each parameter matters, and whether the
+result still reproduces the accepted answer, is checked by running it (``skills/compile.py``).
+
+>>> script = 'from ase.build import molecule\\nm = molecule("N2")\\nprint(len(m) * 2.5)\\n'
+>>> draft = lift_script(script, ["How many electrons... of a nitrogen molecule? Return a float."])
+>>> sorted(draft.parameters), draft.parameters["formula"]["default"], draft.parameters["formula"]["source"]
+(['formula'], 'N2', 'nitrogen molecule')
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import itertools
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.mentions import Mention, find_mentions, words_before
+
+__all__ = ["LiftedDraft", "Lifted", "Site", "lift_script", "LiftError", "render", "where", "schema_of"]
+
+# Literals that shape output or files, never the problem.
+_FORMAT_KEYWORDS = frozenset(
+    "indent logfile ndigits sep end file flush mode encoding verbose trajectory show_progress sort_keys fmt format "
+    "filename fname path dpi loginterval append".split()
+)
+_INTROSPECTABLE = ("ase", "pymatgen", "rdkit", "spglib", "smact", "numpy")
+# Crystallographic and structural numbers that do not depend on the material.
+STRUCTURAL = (0.0, 1.0, 0.5, 0.25, 0.75, 1 / 3, 2 / 3, 0.125, 0.375, 0.625, 0.875)
+
+ELEMENTS_HELPER = '''def _elements(formula: str) -> list[str]:
+    """Element symbols of a formula in the order written."""
+    import re
+
+    return list(dict.fromkeys(re.findall(r"[A-Z][a-z]?", formula)))
+'''
+
+
+class LiftError(ValueError):
+    """A script the lifting generaliser cannot work on."""
+
+
+@dataclass
+class Site:
+    """One literal in the script: its node, value and how it is used."""
+
+    node: ast.expr
+    value: Any
+    keyword: str | None = None
+    call: str | None = None
+    position: int | None = None
+    arithmetic: bool = False  # an operand of arithmetic (the 2 of 2 * e, the 1/3 of a cube root): part of the formula
+
+
+@dataclass
+class Lifted:
+    """A parameter: the mention it came from and the literal sites it replaces (``index`` for a derived element)."""
+
+    name: str
+    kind: str
+    default: Any
+    mention: Mention
+    question: str
+    sites: list[tuple[Site, int | None]] = field(default_factory=list)
+
+
+@dataclass
+class LiftedDraft:
+    """The script rewritten as ``run(**parameters)`` plus the script's other constants (to test that they do not matter)."""
+
+    code: str
+    parameters: dict[str, dict[str, Any]]
+    constants: list[Site]
+    lifted: list[Lifted] = field(repr=False, default_factory=list)
+    tree: ast.Module | None = field(repr=False, default=None)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _number_node(node: ast.expr) -> float | int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        inner = node.operand.value
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner
+    return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _sites(tree: ast.Module) -> list[Site]:
+    """Every literal that could define the problem, with the call and keyword it feeds."""
+    parents: dict[int, ast.AST] = {}
+    for outer in ast.walk(tree):
+        for inner in ast.iter_child_nodes(outer):
+            parents[id(inner)] = outer
+    found: list[Site] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.expr):
+            continue
+        value: Any = _number_node(node) if not isinstance(node, ast.Constant) or not isinstance(node.value, str) else node.value
+        if value is None or (isinstance(node, ast.Constant) and isinstance(parents.get(id(node)), ast.UnaryOp)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Expr) or isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
+            continue  # docstrings and f-strings
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            continue  # an index, not a value
+        site = Site(node=node, value=value)
+        chain: ast.AST | None = parent
+        child: ast.AST = node
+        while chain is not None:
+            if isinstance(chain, ast.BinOp):
+                site.arithmetic = True
+            if isinstance(chain, ast.keyword):
+                site.keyword = chain.arg
+            elif isinstance(chain, ast.Call):
+                site.call = _dotted(chain.func)
+                if isinstance(child, ast.expr) and child in chain.args:
+                    site.position = chain.args.index(child)
+                break
+            elif not isinstance(chain, (ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp)):
+                break
+            child, chain = chain, parents.get(id(chain))
+        if site.keyword in _FORMAT_KEYWORDS or (site.call == "round" and site.position == 1):
+            continue
+        if isinstance(value, str) and (re.search(r"[/\\]|\.\w{2,4}$|\s", value) or not value.strip()):
+            continue  # file names, paths and prose
+        found.append(site)
+    return found
+
+
+def _matches(value: Any, mention: Mention) -> bool:
+    """Whether a literal is what the mention states."""
+    if isinstance(value, str):
+        if mention.kind == "smiles" or (mention.smiles and not is_formula(value)):
+            smiles = canonical_smiles(value)
+            if smiles is not None and smiles == mention.smiles:
+                return True
+        if is_element(value) and mention.element == value:
+            return True
+        return is_formula(value) and mention.formula is not None and same_formula(value, mention.formula)
+    return mention.kind == "number" and mention.number is not None and abs(float(value) - mention.number) <= 1e-12 * max(1, abs(value))
+
+
+def _kind(value: Any, mention: Mention) -> str:
+    if isinstance(value, str):
+        if is_formula(value) and mention.formula is not None and same_formula(value, mention.formula):
+            return "element" if is_element(value) and len(formula_elements(mention.formula)) == 1 and value == mention.formula else "formula"
+        return "element" if is_element(value) else "smiles"
+    return "integer" if isinstance(value, int) else "number"
+
+
+def _introspected(call: str | None, position: int | None, aliases: dict[str, str]) -> str | None:
+    """The name of the called function's parameter at ``position`` (scientific packages only)."""
+    if call is None or position is None:
+        return None
+    head, _, rest = call.partition(".")
+    target = aliases.get(head)
+    if target is None or not target.startswith(_INTROSPECTABLE):
+        return None
+    try:
+        try:
+            obj: Any = importlib.import_module(target)
+        except ImportError:
+            module_name, _, attr = target.rpartition(".")
+            obj = getattr(importlib.import_module(module_name), attr)
+        for part in [p for p in rest.split(".") if p]:
+            obj = getattr(obj, part)
+        params = [p for p in inspect.signature(obj).parameters.values() if p.name not in ("self", "cls")]
+    except (ImportError, AttributeError, ValueError, TypeError):
+        return None
+    if position >= len(params) or params[position].kind is inspect.Parameter.VAR_POSITIONAL:
+        return None
+    name = params[position].name
+    return name
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                found[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                found[a.asname or a.name] = f"{node.module}.{a.name}"
+    return found
+
+
+def _identifier(text: str) -> str:
+    name = re.sub(r"\W+", "_", text.lower()).strip("_")
+    return name if name and name.isidentifier() and not keyword.iskeyword(name) else ""
+
+
+def _phrase(question: str, mention: Mention) -> str:
+    """The question's words for a value: a name as written, a number with the words before it and its unit."""
+    if mention.kind != "number":
+        return mention.text
+    before = question[: mention.start]
+    words = re.findall(r"[^\s(]+", before)[-4:]
+    unit = f" {mention.unit}" if mention.unit and not mention.text.endswith(mention.unit) else ""
+    return re.sub(r"([=:])\s+", r"\1", " ".join([*words, mention.text]).strip()) + unit
+
+
+def _pick(value: Any, mentions: list[Mention]) -> list[Mention]:
+    return [m for m in mentions if _matches(value, m)]
+
+
+def lift_script(script: str, questions: list[str]) -> LiftedDraft:
+    """Rewrite ``script`` as ``run(...)`` with one parameter per constant that ``questions[0]`` states.
+
+    Raises ``LiftError`` when the script does not parse or already defines ``run``.
+    """
+    try:
+        tree = ast.parse(script)
+    except SyntaxError as exc:
+        raise LiftError(f"the script does not parse: {exc.msg} (line {exc.lineno})") from exc
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "run" for n in tree.body):
+        raise LiftError("the script already defines run()")
+    question = questions[0] if questions else ""
+    mentions = find_mentions(question)
+    sites = _sites(tree)
+    aliases = _aliases(tree)
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)
+    lifted: dict[int, Lifted] = {}  # by mention start
+    skipped: list[str] = []
+    for site in sites:
+        direct = _pick(site.value, mentions)
+        if len(direct) > 1 and max(b.start - a.end for a, b in itertools.pairwise(direct)) > 40:
+            skipped.append(f"{site.value!r}: stated more than once, in different places")
+            continue
+        if len(direct) > 1 and isinstance(site.value, (int, float)):
+            skipped.append(f"{site.value!r}: the question states this number {len(direct)} times")
+            continue
+        if direct:
+            mention = direct[0]
+            entry = lifted.setdefault(mention.start, Lifted("", _kind(site.value, mention), site.value, mention, question))
+            if entry.default != site.value and not (isinstance(site.value, str) and entry.kind in ("formula", "element")):
+                skipped.append(f"{site.value!r}: its mention already stands for {entry.default!r}")
+                continue
+            entry.sites.append((site, None))
+            continue
+        if isinstance(site.value, str) and is_element(site.value):
+            parents = [m for m in mentions if m.formula and site.value in formula_elements(m.formula) and not is_element(m.formula)]
+            if len({m.formula for m in parents}) == 1:
+                mention = parents[0]
+                written = next((m.text for m in parents if is_formula(m.text)), mention.formula or "")
+                entry = lifted.setdefault(mention.start, Lifted("", "formula", written, mention, question))
+                entry.sites.append((site, formula_elements(written).index(site.value)))
+    params = list(lifted.values())
+    for entry in params:
+        direct_sites = [s for s, index in entry.sites if index is None]
+        if entry.kind == "formula" and direct_sites:
+            entry.default = direct_sites[0].value
+        if entry.kind == "formula" and any(index is not None for _, index in entry.sites):
+            if not all(index is None or index < len(formula_elements(entry.default)) for _, index in entry.sites):
+                entry.sites = [(s, i) for s, i in entry.sites if i is None]
+    params = [p for p in params if p.sites]
+    used: set[str] = set()
+    for entry in sorted(params, key=lambda p: p.mention.start):
+        site = entry.sites[0][0]
+        base = entry.kind if entry.kind in ("formula", "element", "smiles") else None
+        if base is None:
+            base = _identifier(site.keyword or "") or _identifier(_introspected(site.call, site.position, aliases) or "") or "value"
+        name = base if base not in taken and base != "run" else f"{base}_value"
+        suffix = 2
+        while name in used:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        used.add(name)
+        entry.name = name
+    draft = LiftedDraft(code="", parameters={}, constants=[], lifted=params, tree=tree, skipped=skipped)
+    lifted_nodes = {id(s.node) for p in params for s, _ in p.sites}
+    draft.constants = [
+        s for s in sites if id(s.node) not in lifted_nodes and isinstance(s.value, (int, float)) and not s.arithmetic and not _structural(s.value)
+    ]
+    draft.parameters = {p.name: schema_of(p) for p in params}
+    draft.code = render(script, params, question)
+    return draft
+
+
+def _structural(value: float) -> bool:
+    return any(abs(value - s) < 1e-9 for s in STRUCTURAL) or (isinstance(value, int) and -1 <= value <= 2)
+
+
+def where(site: Site) -> str:
+    """Where a literal is used, for people: ``bulk(a=)``, ``Lattice.cubic(argument 1)``."""
+    if site.keyword:
+        return f"{site.call or ''}({site.keyword}=)"
+    if site.call:
+        return f"{site.call}(argument {(site.position or 0) + 1})"
+    return "a constant of the script"
+
+
+def schema_of(entry: Lifted) -> dict[str, Any]:
+    """The JSON-schema property of a lifted parameter, with its kind, the question's words for it and its bounds."""
+    kind = entry.kind
+    prop: dict[str, Any] = {
+        "type": {"formula": "string", "element": "string", "smiles": "string", "integer": "integer"}.get(kind, "number"),
+        "default": entry.default,
+        "kind": kind,
+        "source": _phrase(entry.question, entry.mention),
+        "cue": words_before(entry.question, entry.mention.start, 4),
+        "description": _phrase(entry.question, entry.mention),
+    }
+    if entry.mention.unit:
+        prop["unit"] = entry.mention.unit
+    if kind in ("number", "integer") and isinstance(entry.default, (int, float)) and entry.default > 0:
+        prop["exclusiveMinimum"] = 0
+    if kind == "formula" and any(index is not None for _, index in entry.sites):
+        prop["derives"] = "elements"  # the script uses the formula's elements by position: the stoichiometry must match
+    return prop
+
+
+def render(script: str, params: list[Lifted], question: str) -> str:
+    """The script as a module defining ``run(**params)``; the last ``print(json.dumps(x))`` becomes ``return x``."""
+    tree = ast.parse(script)
+    replace: dict[tuple[int, int, int, int], ast.expr] = {}
+    for entry in params:
+        for site, index in entry.sites:
+            key = (site.node.lineno, site.node.col_offset, site.node.end_lineno or 0, site.node.end_col_offset or 0)
+            name = ast.Name(id=entry.name, ctx=ast.Load())
+            replace[key] = name if index is None else ast.Subscript(ast.Call(ast.Name("_elements", ast.Load()), [name], []), ast.Constant(index), ast.Load())
+
+    class _Swap(ast.NodeTransformer):
+        def visit(self, node: ast.AST) -> Any:
+            if isinstance(node, ast.expr) and hasattr(node, "lineno"):
+                key = (node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0)
+                if key in replace:
+                    return replace[key]
+            return super().visit(node)
+
+    tree = _Swap().visit(tree)
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if node in imports:
+            continue
+        if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
+            body.extend(node.body)
+        else:
+            body.append(node)
+    last = body[-1] if body else None
+    returns = _printed_json(last)
+    if returns is not None:
+        body[-1] = ast.Return(returns)
+        inner = "\n".join(ast.unparse(s) for s in body)
+    else:
+        captured = "\n".join(ast.unparse(s) for s in body) or "pass"
+        inner = (
+            "import contextlib, io, json\n_out = io.StringIO()\nwith contextlib.redirect_stdout(_out):\n"
+            + _indent(captured)
+            + "\n_lines = [line for line in _out.getvalue().splitlines() if line.strip()]\nreturn json.loads(_lines[-1])"
+        )
+    signature = ", ".join(f"{p.name}: {_annotation(p)} = {p.default!r}" for p in params)
+    doc_lines = [question.replace("\\", "\\\\").replace('"""', "'''").strip() or "A lifted script."]
+    if params:
+        doc_lines += [""] + [f"{p.name}: {_phrase(question, p.mention)}" for p in params]
+    doc = "\n".join(doc_lines)
+    helper = ELEMENTS_HELPER + "\n\n" if any(i is not None for p in params for _, i in p.sites) else ""
+    head = "\n".join(ast.unparse(n) for n in imports)
+    return (
+        (head + "\n\n\n" if head else "")
+        + helper
+        + f'def run({signature}):\n    """{_indent(doc).lstrip()}\n    """\n{_indent(inner)}\n\n\n'
+        + 'if __name__ == "__main__":\n    import json as _json\n\n    print(_json.dumps(run()))\n'
+    )
+
+
+def _annotation(entry: Lifted) -> str:
+    return {"integer": "int", "number": "float"}.get(entry.kind, "str")
+
+
+def _printed_json(node: ast.stmt | None) -> ast.expr | None:
+    """``x`` of a final ``print(json.dumps(x))``."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _dotted(node.value.func) == "print"):
+        return None
+    args = node.value.args
+    if len(args) == 1 and not node.value.keywords and isinstance(args[0], ast.Call) and _dotted(args[0].func) in ("json.dumps", "dumps"):
+        inner = args[0]
+        if len(inner.args) == 1:
+            return inner.args[0]
+    return None
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("    " + line) if line.strip() else "" for line in text.splitlines())

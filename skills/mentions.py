@@ -1,0 +1,234 @@
+"""The problem-defining values a question states: numbers, formulas, element symbols, SMILES and chemical names.
+
+Numbers that belong to the answer's format or unit ("4 decimal places", "(unit: g/cm^3)",
+"as an integer") are not values of the problem and are left out; so are unit words after a
+number ("300 K" is a temperature, not potassium).
+
+>>> [(m.kind, m.text) for m in find_mentions("Relax N2 to fmax=0.01 eV/Å (unit: eV). Return a float rounded to 4 decimal places.")]
+[('formula', 'N2'), ('number', '0.01')]
+>>> [(m.kind, m.formula) for m in find_mentions("the atomization energy of a nitrogen molecule")]
+[('name', 'N2')]
+>>> [(m.kind, m.text, m.unit) for m in find_mentions("NaCl at 300 K with SMILES CCO")]
+[('formula', 'NaCl', None), ('number', '300', 'K'), ('smiles', 'CCO', None)]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from skills.chemistry import canonical_smiles, is_element, is_formula, resolve_name
+
+__all__ = ["Mention", "find_mentions", "format_spans", "words_before", "content_words", "stem", "topic_words"]
+
+Kind = Literal["number", "formula", "smiles", "name"]
+
+_FORMAT = [
+    r"\(\s*units?\s*:[^)]*\)",
+    r"\bunits?\s*:\s*\S+",
+    r"\b(?:rounded|round(?:ed)?\s+off)?\s*(?:to\s+)?\d+\s*(?:decimal\s+places?|decimals?|d\.?p\.?|significant\s+(?:figures|digits)|sig\.?\s*figs?|digits?)\b",
+    r"\bto\s+\d+\s+places\b",
+    r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
+    r"\^\s*[-+]?\d+",
+    r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
+]
+_UNITS = frozenset(
+    "eV meV eV/atom meV/atom eV/Å eV/A eV/Å^3 K °C C GPa MPa Pa bar atm Å A nm pm bohr Å^3 Å3 g/cm^3 g/cm3 g/mol amu kJ/mol "
+    "kcal/mol Ha Hartree % fs ps ns s Debye degrees deg ° T".split()
+)
+_NUMBER = re.compile(r"[-+\u2212]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+_SUPERCELL = re.compile(r"(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)")
+_SMILES_CALL = re.compile(r"[=#\[\]@]|[a-z]\d")
+_SMILES_ONLY = re.compile(r"[a-z=#()\[\]@/\\+]|\d")
+_STRIP = "'\"`,;:!?[]{}"
+_CHEMICAL_SUFFIX = re.compile(r"(?:ine|ol|ene|ane|yne|ide|ate|ite|one|in|ose|ium|ole|al|yl)$")
+_TRIVIAL_NAMES = frozenset(
+    "water ammonia alumina urea rutile quartz diamond graphite silica titania zirconia magnesia ceria corundum calcite "
+    "magnetite hematite perovskite methane".split()
+)
+# Words that the chemical name database reads as a substance but that questions use as ordinary words.
+_NOT_NAMES = frozenset(
+    "crystal salt lime soda alcohol acid base gas air oil glass sugar oxide chloride spirit ice fuel powder solid liquid water "
+    "metal alloy ion ions atom atoms molecule bond energy charge mass".split()
+)
+_GENERIC = frozenset(
+    "a an and are as at be by for from has have how in into is it its of on or that the this to was what which with using use "
+    "return give rounded round decimal decimals places place float integer int string list value values unit units please "
+    "calculate compute determine find get obtain report tell estimate evaluate show me us i we you need want would like can "
+    "could do does result answer number python code script package library first then after before positive negative "
+    "boolean true false whether if bool str exact exactly approximately about only just also given following here there "
+    "their each per".split()
+)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One stated value: ``text`` as written at ``start`` in the question, and what it means."""
+
+    text: str
+    start: int
+    kind: Kind
+    number: float | None = None
+    unit: str | None = None
+    formula: str | None = None
+    element: str | None = None
+    smiles: str | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+def format_spans(text: str) -> list[tuple[int, int]]:
+    """Where the question speaks of the answer's format or unit (numbers there are not problem values)."""
+    return [m.span() for pattern in _FORMAT for m in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def _tokens(text: str) -> list[tuple[int, str]]:
+    """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``."""
+    found = []
+    for m in re.finditer(r"[^\s'\"]+", text):
+        token, start = m.group(), m.start()
+        call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
+        if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):
+            found += [(start, call.group(1)), (start + call.start(2), call.group(2).strip(",)"))]
+            continue
+        span = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)[-–]([-+]?\d+(?:\.\d+)?)", token.rstrip(".,;"))
+        if span:
+            found += [(start, span.group(1)), (start + span.start(2), span.group(2))]
+            continue
+        while token and (token[0] in _STRIP or (token[0] == "(" and token.count("(") > token.count(")"))):
+            token, start = token[1:], start + 1
+        while token and (token[-1] in _STRIP + "." or (token[-1] == ")" and token.count(")") > token.count("("))):
+            token = token[:-1]
+        if token.endswith("'s"):
+            token = token[:-2]
+        assignment = re.fullmatch(r"([A-Za-z_][\w.]*)\s*=\s*(\S+)", token)
+        if assignment and _NUMBER.match(assignment.group(2)):
+            found += [(start, assignment.group(1)), (start + assignment.start(2), assignment.group(2))]
+        elif token:
+            found.append((start, token))
+    return found
+
+
+def _number(token: str, start: int, following: str | None) -> Mention | None:
+    cubic = _SUPERCELL.fullmatch(token)
+    if cubic and len(set(cubic.groups())) == 1:
+        return Mention(token, start, "number", number=float(cubic.group(1)))
+    m = _NUMBER.match(token)
+    if not m:
+        return None
+    rest = token[m.end() :]
+    if rest and rest not in _UNITS and not re.fullmatch(r"-(?:atom|fold|layer|site|cell)s?", rest):
+        return None
+    unit = rest or (following if following in _UNITS else None)
+    return Mention(token, start, "number", number=float(m.group().replace("\u2212", "-")), unit=unit)
+
+
+def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
+    said_smiles = any(w.lower().startswith("smiles") for w in previous[-3:])
+    if is_formula(token) and not said_smiles:
+        return Mention(token, start, "formula", formula=token, element=token if is_element(token) else None)
+    if (said_smiles or _SMILES_ONLY.search(token)) and set(re.findall(r"[a-z]", re.sub(r"\[[^\]]*\]|Cl|Br", "", token))) <= set("bcnops"):
+        smiles = canonical_smiles(token)
+        if smiles:
+            return Mention(token, start, "smiles", smiles=smiles, formula=token if is_formula(token) else None)
+    return None
+
+
+def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Chemical names: the longest run of up to three lowercase words the name database knows."""
+    words = [(m.start(), m.group()) for m in re.finditer(r"\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(-])", text)]
+    found: list[Mention] = []
+    i = 0
+    while i < len(words):
+        for n in (3, 2, 1):
+            chunk = words[i : i + n]
+            if len(chunk) < n:
+                continue
+            start, end = chunk[0][0], chunk[-1][0] + len(chunk[-1][1])
+            phrase = text[start:end]
+            if "\n" in phrase or any(s < end and start < e for s, e in taken):
+                continue
+            lowered = [w.lower() for _, w in chunk]
+            if lowered[0] in _GENERIC or lowered[-1] in _GENERIC or (n == 1 and not _single_name(lowered[0])):
+                continue
+            named = resolve_name(phrase)
+            if named is not None:
+                found.append(Mention(phrase, start, "name", formula=named.formula, element=named.element, smiles=named.smiles))
+                i += n - 1
+                break
+        i += 1
+    return found
+
+
+def _single_name(word: str) -> bool:
+    """A one-word name counts when it is an element, a common trivial name, or shaped like a chemical name."""
+    if word in _NOT_NAMES or len(word) < 4:
+        return False
+    named = resolve_name(word)
+    return named is not None and (named.element is not None or word in _TRIVIAL_NAMES or bool(_CHEMICAL_SUFFIX.search(word)))
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """The question's problem values in the order written (format and unit numbers left out)."""
+    skip = format_spans(text)
+    tokens = _tokens(text)
+    found: list[Mention] = []
+    previous: list[str] = []
+    after_number = False
+    for index, (start, token) in enumerate(tokens):
+        if any(s <= start < e for s, e in skip):
+            previous.append(token)
+            continue
+        following = tokens[index + 1][1] if index + 1 < len(tokens) else None
+        mention = _number(token, start, following)
+        if mention is None and not (after_number and token in _UNITS):
+            mention = _chemical(token, start, previous)
+        if mention is not None:
+            found.append(mention)
+        after_number = mention is not None and mention.kind == "number"
+        previous.append(token)
+    found += _names(text, [(m.start, m.end) for m in found] + skip)
+    return sorted(found, key=lambda m: m.start)
+
+
+def words_before(text: str, position: int, count: int = 5) -> list[str]:
+    """The ``count`` words just before ``position``, lowercased and stemmed."""
+    return [stem(w) for w in re.findall(r"[A-Za-z][A-Za-z_]*", text[:position])[-count:]]
+
+
+def stem(word: str) -> str:
+    """A light stem so that 'relaxing', 'relaxed' and 'relaxation' meet; 'energies' and 'energy' too."""
+    word = word.lower().removesuffix("'s")
+    for suffix, repl in (("ies", "y"), ("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
+    """The question's own words (stemmed), less format phrases, generic question words and its stated values."""
+    spans = format_spans(text) + [(m.start, m.end) for m in (mentions if mentions is not None else find_mentions(text))]
+    kept = []
+    for m in re.finditer(r"[A-Za-z][A-Za-z'_-]*", text):
+        if any(s <= m.start() < e for s, e in spans):
+            continue
+        for part in re.split(r"[-_]", m.group()):
+            word = part.lower().removesuffix("'s")
+            if len(word) > 1 and word not in _GENERIC:
+                kept.append(stem(word))
+    return set(kept) - _GENERIC
+
+
+def topic_words(text: str) -> list[str]:
+    """The question's content words in order, each once, as written (lowercase): what it asks, not about what."""
+    mentions = find_mentions(text)
+    spans = format_spans(text) + [(m.start, m.end) for m in mentions]
+    words = []
+    for m in re.finditer(r"[A-Za-z][A-Za-z]+", text):
+        word = m.group().lower()
+        if word not in _GENERIC and not any(s <= m.start() < e for s, e in spans):
+            words.append(word)
+    return list(dict.fromkeys(words))
