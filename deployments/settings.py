@@ -142,7 +142,9 @@ class Settings(BaseSettings):
     )
     learn: bool = Field(default=True, description="Compile accepted solutions into skills.")
     triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
-    skill_match_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Similarity to use a skill.")
+    skill_match_threshold: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Similarity for a skill to be tried (binding then decides whether it answers)."
+    )
     skill_exact_threshold: float = Field(default=0.9, ge=0.0, le=1.0, description="Similarity to reuse a skill with no parameters.")
     skill_generaliser: Literal["lifting", "llm"] = Field(
         default="lifting",

@@ -60,7 +60,13 @@ def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -
         spec=_spec(task),
         name=task.skill_family or task.id,
         packages=task.sources,
-        provenance=Provenance(query=task.query(1), source="learn", task_id=task.id, model=llm.model if llm else None),
+        provenance=Provenance(
+            query=task.query(1),
+            queries=[q for q in (task.query(0),) if q != task.query(1)],
+            source="learn",
+            task_id=task.id,
+            model=llm.model if llm else None,
+        ),
     )
     result = compile_and_store(request, settings, store, llm)
     if not result.ok or result.skill is None:

@@ -24,15 +24,18 @@ the question asks about 'ionization', which this skill was not verified on
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
 
+from skills.answer_spec import read_answer_spec
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.documents import Skill
-from skills.mentions import Mention, content_words, find_mentions, stem, words_before
+from skills.mentions import Mention, content_words, find_mentions, stem, words_after, words_before
+from skills.retrieval import split_name
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "second_opinion"]
 
@@ -148,7 +151,8 @@ def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any]) -> int:
     elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3
     cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK}
-    if cue & set(words_before(query, mention.start, 5)):
+    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK}
+    if cue & set(words_before(query, mention.start, 5)) or cue_after & set(words_after(query, mention.end, 2)):
         return 2
     if prop.get("unit") and mention.unit == prop.get("unit"):
         return 1
@@ -189,11 +193,40 @@ def _check_value(name: str, prop: dict[str, Any], kind: str, value: Any) -> None
 
 
 def _vocabulary(skill: Skill) -> set[str]:
-    words = content_words(skill.provenance.query or skill.description)
-    words |= content_words(skill.description) | content_words(skill.name.replace("_", " "))
+    """What the skill was verified on, in words: its questions, description, parameter words and the names its code uses."""
+    texts = [skill.provenance.query or skill.description, *skill.provenance.queries, skill.description, skill.name.replace("_", " ")]
     for name, prop in skill.parameters.get("properties", {}).items():
-        words |= content_words(name.replace("_", " ")) | content_words(str(prop.get("description", "")))
-    return words
+        texts += [name.replace("_", " "), str(prop.get("description", ""))]
+    texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
+    return set().union(*(content_words(t) for t in texts))
+
+
+def _code_names(code: str) -> set[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return {n for n in names if not n.startswith("_")}
+
+
+def _units_differ(asked: str | None, given: str | None) -> bool:
+    def norm(unit: str) -> str:
+        return re.sub(r"[\s^]", "", unit).replace("Å", "A").replace("angstroms", "A").replace("angstrom", "A").lower()
+
+    return bool(asked and given) and norm(asked or "") != norm(given or "")
+
+
+def _answer_differs(skill: Skill, query: str) -> str | None:
+    """Why the answer the question asks for cannot be this skill's (another unit or kind of value), or None."""
+    spec = read_answer_spec(query)
+    if _units_differ(spec.unit, skill.unit):
+        return f"the question asks for {spec.unit}; the skill gives {skill.unit}"
+    kinds = {spec.output_type, skill.output_type}
+    if "any" not in kinds and len(kinds) > 1 and kinds != {"int", "float"}:
+        return f"the question asks for a {spec.output_type}; the skill gives a {skill.output_type}"
+    return None
 
 
 def _assign_entities(groups: list[list[Mention]], slots: list[tuple[str, str]]) -> dict[str, list[Mention]]:
@@ -218,6 +251,14 @@ def _assign_entities(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
     return {slots[s][0]: groups[g] for g, s in enumerate(solutions[0])}
 
 
+def _fits(groups: list[list[Mention]], left_out: list[Mention], slots: list[tuple[str, str]]) -> bool:
+    try:
+        _assign_entities([g for g in groups if g is not left_out], slots)
+    except BindingDeclined:
+        return False
+    return True
+
+
 def bind(skill: Skill, query: str) -> Binding:
     """Parameters for ``skill`` from ``query``, each tied to the question's words; ``BindingDeclined`` when unsure."""
     verified = skill.provenance.query or skill.description
@@ -229,6 +270,9 @@ def bind(skill: Skill, query: str) -> Binding:
     context = [m for m in known if (m.start, m.text) not in source_spans]
     fresh = [m for m in asked if not any(m.text == c.text and _equal_mentions(m, c) for c in context)]
 
+    differs = _answer_differs(skill, query)
+    if differs:
+        raise BindingDeclined(differs)
     unexplained = sorted(content_words(query, asked) - _vocabulary(skill))
     if unexplained:
         written = {stem(w): w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']*", query)}
@@ -237,8 +281,8 @@ def bind(skill: Skill, query: str) -> Binding:
     if not properties:
         missing = [m.text for m in known if not any(_equal_mentions(m, a) for a in asked)]
         if fresh or missing:
-            differs = [m.text for m in fresh] + [f"no {t}" for t in missing]
-            raise BindingDeclined(f"the skill has no parameters and answers only its own question; this one differs ({', '.join(differs[:4])})")
+            parts = [m.text for m in fresh] + [f"no {t}" for t in missing]
+            raise BindingDeclined(f"the skill has no parameters and answers only its own question; this one differs ({', '.join(parts[:4])})")
         return Binding()
 
     binding = Binding()
@@ -246,7 +290,15 @@ def bind(skill: Skill, query: str) -> Binding:
         ((n, k) for n, k in kinds.items() if k in ENTITY_KINDS),
         key=lambda nk: sources[nk[0]].start if sources[nk[0]] is not None else 10**9,  # type: ignore[union-attr]  # None sorted last
     )
-    entities = _assign_entities(_merge([m for m in fresh if m.kind != "number"]), entity_slots)
+    groups = _merge([m for m in fresh if m.kind != "number"])
+    try:
+        entities = _assign_entities(groups, entity_slots)
+    except BindingDeclined:
+        # A substance the answer was shown not to depend on (the element of a volume-per-atom from a lattice constant).
+        free = [g for g in groups if any(_group_value(g, k) is not None for k in skill.independent_of)]
+        if len(free) != 1 or not _fits(groups, free[0], entity_slots):
+            raise
+        entities = _assign_entities([g for g in groups if g is not free[0]], entity_slots)
     for name, group in entities.items():
         value = _group_value(group, kinds[name])
         _check_value(name, properties[name], kinds[name], value)

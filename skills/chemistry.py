@@ -37,6 +37,7 @@ class NamedChemical:
     formula: str
     smiles: str | None = None
     element: str | None = None
+    name: str | None = None  # the database's common name ("acetaminophen" for "paracetamol")
 
 
 def is_element(text: str) -> bool:
@@ -115,7 +116,7 @@ def resolve_name(phrase: str) -> NamedChemical | None:
     except (ValueError, KeyError):  # ions and formulas pymatgen does not read ("O-2")
         return NamedChemical(formula=element, element=element) if element else None
     smiles = canonical_smiles(found.smiles) if found.smiles else None
-    return NamedChemical(formula=formula, smiles=smiles, element=element)
+    return NamedChemical(formula=formula, smiles=smiles, element=element, name=found.common_name)
 
 
 def element_neighbours(symbol: str) -> list[str]:

@@ -253,4 +253,5 @@ def _accept(result: CompileResult, request: CompileRequest, candidate: Candidate
         provenance=request.provenance,
         method=method,
         hidden_inputs=result.relevance.hidden_inputs if method == "lifted" and result.relevance else [],
+        independent_of=result.relevance.independent_of if method == "lifted" and result.relevance else [],
     )

@@ -89,6 +89,7 @@ class TestCase(BaseModel):
 
 class Provenance(BaseModel):
     query: str = ""
+    queries: list[str] = Field(default_factory=list, description="Other phrasings of the verified question (a task's other levels).")
     source: Literal["solve", "learn", "import"] = "solve"
     task_id: str | None = None
     flow_run_id: str | None = None
@@ -125,6 +126,10 @@ class Skill(_Document):
     hidden_inputs: list[str] = Field(
         default_factory=list,
         description="Constants the question never stated that change the answer: the skill answers only for its own material.",
+    )
+    independent_of: list[str] = Field(
+        default_factory=list,
+        description="Kinds of stated value (element, formula, smiles) that other values were shown not to change the answer for.",
     )
 
     @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
-from skills.mentions import Mention, find_mentions, words_before
+from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
 
 __all__ = ["LiftedDraft", "Lifted", "Site", "lift_script", "LiftError", "render", "where", "schema_of"]
 
@@ -281,7 +281,12 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
         site = entry.sites[0][0]
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else None
         if base is None:
-            base = _identifier(site.keyword or "") or _identifier(_introspected(site.call, site.position, aliases) or "") or "value"
+            base = (
+                _identifier(site.keyword or "")
+                or _identifier(_introspected(site.call, site.position, aliases) or "")
+                or _identifier(_noun_after(entry))
+                or "value"
+            )
         name = base if base not in taken and base != "run" else f"{base}_value"
         suffix = 2
         while name in used:
@@ -296,6 +301,13 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
     draft.parameters = {p.name: schema_of(p) for p in params}
     draft.code = render(script, params, question)
     return draft
+
+
+def _noun_after(entry: Lifted) -> str:
+    """The word after a number when it names it ("3x3x3 supercell" → supercell), else ''."""
+    after = re.match(r"\s*(?:Å|eV|K|GPa|nm)?\s*([a-z]{3,})\b", entry.question[entry.mention.end :])
+    word = after.group(1) if after else ""
+    return "" if word in GENERIC_WORDS or is_formula(word) else word
 
 
 def _structural(value: float) -> bool:
@@ -320,6 +332,7 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
         "kind": kind,
         "source": _phrase(entry.question, entry.mention),
         "cue": words_before(entry.question, entry.mention.start, 4),
+        "cue_after": words_after(entry.question, entry.mention.end, 2),
         "description": _phrase(entry.question, entry.mention),
     }
     if entry.mention.unit:

@@ -20,7 +20,7 @@ from typing import Literal
 
 from skills.chemistry import canonical_smiles, is_element, is_formula, resolve_name
 
-__all__ = ["Mention", "find_mentions", "format_spans", "words_before", "content_words", "stem", "topic_words"]
+__all__ = ["GENERIC_WORDS", "Mention", "find_mentions", "format_spans", "words_before", "words_after", "content_words", "stem", "topic_words"]
 
 Kind = Literal["number", "formula", "smiles", "name"]
 
@@ -60,6 +60,24 @@ _GENERIC = frozenset(
     "boolean true false whether if bool str exact exactly approximately about only just also given following here there "
     "their each per".split()
 )
+# Words a reworded question adds without changing what is computed: asking, supposing, describing the input.
+_PARAPHRASE = frozenset(
+    "suppose assume assuming consider imagine let say take whose which much many how what question asked asking ask "
+    "large small larger smaller big tiny new now still instead again other another same different such "
+    "crystallises crystallizes crystallise crystallize crystallised crystallized adopts adopt forms form has having "
+    "material compound substance sample system species molecule molecular crystal structure structured cell unit "
+    "parameter parameters constant constants lattice value values quantity number count counts counted "
+    "expanded expand compressed strained enlarged stretched shrunk increased decreased raised lowered changed set "
+    "hypothetical experimental reported known measured literature typical room standard "
+    "according via through within inside where when while made built build builds constructed construct model modelled "
+    "modeled described describe given give gives yields yield find finds found predicted predict predicts "
+    "sit sits lie lies occupy occupies lowers raise raises better worse good calculation calculations computed computing "
+    "obtained using used uses result results outcome answer answers value".split()
+)
+
+
+GENERIC_WORDS = _GENERIC | _PARAPHRASE
+"""Words of a question that never say what is computed (question words, format words, ways to reword)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,8 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         if span:
             found += [(start, span.group(1)), (start + span.start(2), span.group(2))]
             continue
+        if len(token) > 2 and token[0] == "(" and token.rstrip(".,;:")[-1:] == ")" and canonical_smiles(token.rstrip(".,;:")[1:-1]):
+            token, start = token.rstrip(".,;:")[1:-1], start + 1
         while token and (token[0] in _STRIP or (token[0] == "(" and token.count("(") > token.count(")"))):
             token, start = token[1:], start + 1
         while token and (token[-1] in _STRIP + "." or (token[-1] == ")" and token.count(")") > token.count("("))):
@@ -130,7 +150,8 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
     said_smiles = any(w.lower().startswith("smiles") for w in previous[-3:])
     if is_formula(token) and not said_smiles:
         return Mention(token, start, "formula", formula=token, element=token if is_element(token) else None)
-    if (said_smiles or _SMILES_ONLY.search(token)) and set(re.findall(r"[a-z]", re.sub(r"\[[^\]]*\]|Cl|Br", "", token))) <= set("bcnops"):
+    chain = len(token) >= 3 and re.fullmatch(r"[CNOS]+", token) is not None and "C" in token  # CCO, CCCCCC
+    if (said_smiles or chain or _SMILES_ONLY.search(token)) and set(re.findall(r"[a-z]", re.sub(r"\[[^\]]*\]|Cl|Br", "", token))) <= set("bcnops"):
         smiles = canonical_smiles(token)
         if smiles:
             return Mention(token, start, "smiles", smiles=smiles, formula=token if is_formula(token) else None)
@@ -168,7 +189,9 @@ def _single_name(word: str) -> bool:
     if word in _NOT_NAMES or len(word) < 4:
         return False
     named = resolve_name(word)
-    return named is not None and (named.element is not None or word in _TRIVIAL_NAMES or bool(_CHEMICAL_SUFFIX.search(word)))
+    if named is None:
+        return False
+    return named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word))
 
 
 def find_mentions(text: str) -> list[Mention]:
@@ -199,6 +222,12 @@ def words_before(text: str, position: int, count: int = 5) -> list[str]:
     return [stem(w) for w in re.findall(r"[A-Za-z][A-Za-z_]*", text[:position])[-count:]]
 
 
+def words_after(text: str, position: int, count: int = 2) -> list[str]:
+    """The ``count`` words just after ``position`` (unit words skipped), lowercased and stemmed."""
+    found = [w for w in re.findall(r"[A-Za-zÅ][A-Za-z_]*", text[position:]) if w not in _UNITS]
+    return [stem(w) for w in found[:count]]
+
+
 def stem(word: str) -> str:
     """A light stem so that 'relaxing', 'relaxed' and 'relaxation' meet; 'energies' and 'energy' too."""
     word = word.lower().removesuffix("'s")
@@ -212,14 +241,14 @@ def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
     """The question's own words (stemmed), less format phrases, generic question words and its stated values."""
     spans = format_spans(text) + [(m.start, m.end) for m in (mentions if mentions is not None else find_mentions(text))]
     kept = []
-    for m in re.finditer(r"[A-Za-z][A-Za-z'_-]*", text):
+    for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):
         if any(s <= m.start() < e for s, e in spans):
             continue
-        for part in re.split(r"[-_]", m.group()):
+        for part in [m.group()]:
             word = part.lower().removesuffix("'s")
-            if len(word) > 1 and word not in _GENERIC:
+            if len(word) > 1 and word not in _GENERIC and word not in _PARAPHRASE:
                 kept.append(stem(word))
-    return set(kept) - _GENERIC
+    return set(kept) - _GENERIC - {stem(w) for w in _PARAPHRASE}
 
 
 def topic_words(text: str) -> list[str]:

@@ -37,6 +37,9 @@ class RelevanceReport(BaseModel):
     dropped: list[str] = Field(default_factory=list)
     untested: list[str] = Field(default_factory=list, description="Kept parameters for which no other value ran.")
     hidden_inputs: list[str] = Field(default_factory=list)
+    independent_of: list[str] = Field(
+        default_factory=list, description="Kinds of stated value (element, formula, smiles) the answer was shown not to depend on."
+    )
     error: str | None = None
 
 
@@ -89,8 +92,10 @@ def check_relevance(
     entries = draft.lifted + probes
     sets: list[dict[str, Any]] = [{}]
     owners: list[str | None] = [None]
+    numbers = [e for e in draft.lifted if e.kind in ("number", "integer")]
     for entry in entries:
-        for value in perturbed(entry.kind, entry.default):
+        others = [o.default for o in numbers if o is not entry and o.kind == entry.kind and o.default != entry.default]
+        for value in [*perturbed(entry.kind, entry.default), *others[:2]]:  # equal to another parameter: a = c is cubic
             sets.append({entry.name: value})
             owners.append(entry.name)
     code = render(script, entries, question)
@@ -102,11 +107,11 @@ def check_relevance(
     if not check_answer(base, expected, tolerance).passed:
         return RelevanceReport(code=draft.code, parameters=draft.parameters, kept=list(draft.parameters), error="defaults do not reproduce")
     changed: dict[str, bool] = {}
-    ran: dict[str, bool] = {}
+    ran: dict[str, int] = {}
     for owner, row in zip(owners[1:], rows[1:], strict=True):
         assert owner is not None
         if row.get("ok"):
-            ran[owner] = True
+            ran[owner] = ran.get(owner, 0) + 1
             if not check_answer(row.get("answer"), base, tolerance).passed:
                 changed[owner] = True
     report = RelevanceReport(code="")
@@ -121,6 +126,8 @@ def check_relevance(
             report.untested.append(entry.name)
         else:
             report.dropped.append(entry.name)
+            if entry.kind in ("element", "formula", "smiles") and ran[entry.name] >= 2 and entry.kind not in report.independent_of:
+                report.independent_of.append(entry.kind)
     for probe, site in zip(probes, draft.constants, strict=True):
         if changed.get(probe.name):
             report.hidden_inputs.append(f"{site.value!r} in {where(site)}")

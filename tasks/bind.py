@@ -69,9 +69,14 @@ def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, llm: 
     done: dict[str, Any] = dict(stage="skill", started_at=watch.started_at, skill_id=skill.id, code=skill.code, bound=binding.bound)
     try:
         if llm is not None and skill.parameters.get("properties"):
-            second_opinion(binding, _model_reading(request, skill, llm), request.query)
+            try:
+                reading = _model_reading(request, skill, llm)
+            except LLMError as exc:  # advisory only: the question's words already bound every value
+                report("skill", "progress", f"no second opinion from the model ({exc}); binding from the question's words")
+                reading = {}
+            second_opinion(binding, reading, request.query)
         params = validate_params(skill.parameters, binding.params)
-    except (LLMError, ParameterError, BindingDeclined) as exc:
+    except (ParameterError, BindingDeclined) as exc:
         report("skill", "failed", str(exc))
         calls = llm.calls_for("bind") if llm else []
         return SkillRun(**done, wall_s=watch.elapsed(), llm_calls=calls, error=f"binding parameters: {exc}")

@@ -6,6 +6,7 @@
     evoskill learn TASK.json...
     evoskill memory search "TEXT"
     evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
+    evoskill transfer SUITE... [--no-learn] [--json]
     evoskill discover --system Cu-Ni-Pt [--oracle emt|lj|chgnet] [--policy diversity,ucb] [--budget 50] [--episodes 5]
     evoskill serve [--host 127.0.0.1] [--port 8501] [--add-user NAME]
     evoskill mcp [--transport stdio|http] [--port 8502]
@@ -14,7 +15,8 @@
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
 keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
 wall_s, ok, detail}], flow_run_id, code, error, trajectory_path, skill_id, learned, question,
-session``; ``path`` is ``skill`` (with ``skill_id``) when a learned skill answered. Exit code: 0 when
+session, params, declined``; ``path`` is ``skill`` (with ``skill_id``, and ``params``: each bound parameter with
+the words of the question it came from) when a learned skill answered; ``declined`` says why recalled skills did not. Exit code: 0 when
 the question was answered, 1 when it was not (or a clarifying question came back), 2 for bad usage.
 """
 
@@ -39,6 +41,8 @@ from flows.interfaces.cli.skills import run_learn, run_memory, run_skills
 from flows.interfaces.cli.terminal import Progress, log_unexpected, quiet_terminal
 from flows.interfaces.cli.tools import add_parser as add_tool_parser
 from flows.interfaces.cli.tools import run_tool
+from flows.interfaces.cli.transfer import add_parser as add_transfer_parser
+from flows.interfaces.cli.transfer import run_transfer
 from flows.interfaces.cli.worker import add_parser as add_worker_parser
 from flows.interfaces.cli.worker import run_worker
 
@@ -63,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
     add_bench_parser(sub)
+    add_transfer_parser(sub)
     add_discover_parser(sub)
     add_tool_parser(sub)
     add_worker_parser(sub)
@@ -224,7 +229,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.store import StoreError
     from skills.transfer import SkillFileError
 
-    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "discover": run_discover, "tool": run_tool, "worker": run_worker,
+    handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "transfer": run_transfer, "discover": run_discover, "tool": run_tool, "worker": run_worker,
                "serve": run_serve, "mcp": run_mcp, "llm": _llm}[args.command]  # fmt: skip
     try:
         return handler(args)

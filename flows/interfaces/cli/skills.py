@@ -61,6 +61,30 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     search.add_argument("--json", action="store_true", help="print JSON")
 
 
+def parameter_lines(skill) -> list[str]:  # noqa: ANN001 - Skill, imported lazily
+    """Each parameter with its kind, default, bounds, and the words of the verified question it is read from."""
+    properties = skill.parameters.get("properties", {})
+    if not properties:
+        return ["parameters: none (answers only the question it was verified on)"]
+    lines = ["parameters:"]
+    for name, prop in properties.items():
+        bounds = []
+        if "exclusiveMinimum" in prop:
+            bounds.append(f"> {prop['exclusiveMinimum']}")
+        if "minimum" in prop:
+            bounds.append(f">= {prop['minimum']}")
+        if prop.get("derives"):
+            bounds.append("same make-up as the default (its elements are used by position)")
+        if prop.get("kind") in ("element", "formula", "smiles"):
+            bounds.append(f"a valid {prop['kind']}")
+        cue = prop.get("source") or prop.get("description") or ""
+        lines.append(f"  --param {name}=<{prop.get('kind') or prop.get('type')}>  default {prop.get('default')!r}"
+                     f"{'  bounds: ' + '; '.join(bounds) if bounds else ''}")  # fmt: skip
+        if cue:
+            lines.append(f"      read from: {cue!r}" + (f"  (cue words: {' '.join(prop['cue'])})" if prop.get("cue") else ""))
+    return lines
+
+
 def _store():
     from deployments.settings import get_settings
     from skills.store import open_store
@@ -97,8 +121,13 @@ def run_skills(args: argparse.Namespace) -> int:
               f"{' ' + s.unit if s.unit else ''}   uses: {s.stats.uses} ({s.stats.successes} ok)")
         print(f"provenance: {s.provenance.source} {s.provenance.task_id or s.provenance.flow_run_id or ''} {s.provenance.created:%Y-%m-%d}")
         print(f"verified with {s.test_case.params} -> {s.test_case.expected!r} (tolerance {s.test_case.tolerance})")
-        for name, prop in s.parameters.get("properties", {}).items():
-            print(f"  --param {name}=<{prop.get('type')}>  default {prop.get('default')!r}  {prop.get('description', '')}")
+        print(f"made by: {s.method or 'unknown'}   verified question: {s.provenance.query or '-'}")
+        for line in parameter_lines(s):
+            print(line)
+        if s.hidden_inputs:
+            print(f"answers only for its own material: it also uses {', '.join(s.hidden_inputs)}, which the question does not state")
+        if s.independent_of:
+            print(f"shown not to depend on the {' or '.join(s.independent_of)} the question names")
         print("\n" + s.code)
         return 0
     if args.action == "run":
