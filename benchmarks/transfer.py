@@ -19,16 +19,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from benchmarks.task import BenchmarkTask, TaskFormatError
-from deployments.llm.client import LLMClient
-from deployments.settings import Settings
 from skills.answer_check import check_answer
-from skills.answer_spec import read_answer_spec
-from skills.store import SkillStore
-from tasks.bind import choose_skill, run_bound_skill
-from tasks.models import SolveRequest
-from tasks.recall import recall
 
-__all__ = ["Distractor", "TransferFamily", "TransferRow", "TransferReport", "load_transfer_suite", "ask_skills", "transfer_report"]
+__all__ = ["Distractor", "TransferFamily", "TransferRow", "TransferReport", "SkillAnswer", "load_transfer_suite", "transfer_report"]
 
 Verdict = Literal["correct", "declined", "wrong"]
 
@@ -108,36 +101,30 @@ def load_transfer_suite(paths: list[Path]) -> list[TransferFamily]:
     return families
 
 
-def ask_skills(query: str, store: SkillStore, settings: Settings, llm: LLMClient | None) -> tuple[str | None, JsonValue, dict, str]:
-    """(skill id, answer, bound parameters, reason) from the skill path alone; skill id None when every skill declined."""
-    request = SolveRequest(query=query, spec=read_answer_spec(query))
-    found = recall(query, store, settings)
-    choice = choose_skill(request, found.usable_skills(settings))
-    reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
-    if choice.match is None or choice.binding is None:
-        return None, None, {}, "; ".join(reasons) or "no skill recalled"
-    run = run_bound_skill.fn(request, choice.match.skill, choice.binding, llm, settings)
-    if not run.success:
-        return None, None, dict(run.params), "; ".join([*reasons, f"{run.skill_id}: {run.error}"])
-    return run.skill_id, run.answer, dict(run.params), ""
+class SkillAnswer(BaseModel):
+    """What the skill path made of one question: the skill that answered (None: every skill declined), its answer, why not."""
+
+    skill_id: str | None = None
+    answer: JsonValue = None
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    reason: str = ""
 
 
 def transfer_report(
     families: list[TransferFamily],
-    store: SkillStore,
-    settings: Settings,
-    llm: LLMClient | None,
+    ask: Callable[[str], SkillAnswer],
     learned: list[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> TransferReport:
-    """Ask every variant and distractor (level 1) of ``families`` through the skills in ``store``."""
+    """Ask every variant and distractor (level 1) of ``families`` with ``ask`` (the skill path alone), and score them."""
     report = TransferReport(learned=learned or [])
     questions: list[tuple[TransferFamily, Literal["variant", "distractor"], str, str, JsonValue, float | None]] = [
         (f, "variant", v.id or "variant", v.query(1), v.answer, v.absolute_tolerance) for f in families for v in f.variants
     ]
     questions += [(f, "distractor", d.id, d.query, d.answer, d.absolute_tolerance) for f in families for d in f.distractors]
     for index, (family, role, qid, query, expected, tolerance) in enumerate(questions, 1):
-        skill_id, answer, params, reason = ask_skills(query, store, settings, llm)
+        asked = ask(query)
+        skill_id, answer, params, reason = asked.skill_id, asked.answer, asked.params, asked.reason
         verdict: Verdict = "declined"
         own = skill_id is not None and skill_id.rsplit("-v", 1)[0] == family.family
         if skill_id is not None:

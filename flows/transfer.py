@@ -14,16 +14,34 @@ from pathlib import Path
 
 from prefect import flow
 
-from benchmarks.transfer import TransferReport, load_transfer_suite, transfer_report
+from benchmarks.transfer import SkillAnswer, TransferReport, load_transfer_suite, transfer_report
 from deployments.files import write_atomic
 from deployments.llm.client import LLMClient, make_client
 from deployments.llm.transport import LLMError
 from deployments.progress import report
-from deployments.settings import get_settings
+from deployments.settings import Settings, get_settings
 from flows.learn import learn_task
-from skills.store import open_store
+from skills.answer_spec import read_answer_spec
+from skills.store import SkillStore, open_store
+from tasks.bind import choose_skill, run_bound_skill
+from tasks.models import SolveRequest
+from tasks.recall import recall
 
-__all__ = ["transfer"]
+__all__ = ["transfer", "ask_skills"]
+
+
+def ask_skills(query: str, store: SkillStore, settings: Settings, llm: LLMClient | None) -> SkillAnswer:
+    """The skill path alone: recall, choose a skill that binds the question, run it; no code is written."""
+    request = SolveRequest(query=query, spec=read_answer_spec(query))
+    found = recall(query, store, settings)
+    choice = choose_skill(request, found.usable_skills(settings))
+    reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
+    if choice.match is None or choice.binding is None:
+        return SkillAnswer(reason="; ".join(reasons) or "no skill recalled")
+    run = run_bound_skill(request, choice.match.skill, choice.binding, llm, settings)
+    if not run.success:
+        return SkillAnswer(params=dict(run.params), reason="; ".join([*reasons, f"{run.skill_id}: {run.error}"]))
+    return SkillAnswer(skill_id=run.skill_id, answer=run.answer, params=dict(run.params))
 
 
 @flow(name="transfer", flow_run_name="transfer: {paths[0]}", log_prints=False)
@@ -45,7 +63,9 @@ def transfer(paths: list[str], learn: bool = True, backend: str | None = None, o
             outcome = learn_task(family.base, settings, llm)
             learned.append(f"{family.family}: {outcome.status} ({outcome.method or outcome.reason})")
             report("transfer", "progress", f"{index}/{len(families)} learned {family.family}: {outcome.status} {outcome.method or ''}")
-    result = transfer_report(families, store, settings, llm, learned, lambda i, n, text: report("transfer", "progress", f"{i}/{n} {text}"))
+    result = transfer_report(
+        families, lambda query: ask_skills(query, store, settings, llm), learned, lambda i, n, text: report("transfer", "progress", f"{i}/{n} {text}")
+    )
     write_atomic(folder / "transfer.json", result.model_dump_json(indent=1))
     write_atomic(folder / "transfer.md", result.markdown() + "\n")
     report("transfer", "done", f"report in {folder}")

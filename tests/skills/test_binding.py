@@ -182,3 +182,8 @@ def test_the_model_can_make_a_skill_decline_but_never_bind_a_value():
     second_opinion(binding, {"formula": "Xx", "a": None}, query)  # a value the question does not hold is ignored
     with pytest.raises(BindingDeclined, match="two ways"):
         second_opinion(bind(HCP, HCP_QUERY), {"a": 5.211}, HCP_QUERY)  # the other number of the question
+
+
+def test_a_number_two_parameters_could_take_declines():
+    skill = lifted(HCP_CODE, HCP_QUERY)
+    declines(skill, "What is the volume (unit: Å^3) of the hexagonal unit cell of magnesium with lattice constants 3.3 Å, computed with pymatgen? Return a float rounded to 3 decimal places.", "cannot tell whether 3.3 is a or c|speaks of")
