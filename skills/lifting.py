@@ -62,6 +62,7 @@ class Site:
     call: str | None = None
     position: int | None = None
     arithmetic: bool = False  # an operand of arithmetic (the 2 of 2 * e, the 1/3 of a cube root): part of the formula
+    assigned: str | None = None  # the variable a bare ``x = 2.5`` gives it to
 
 
 @dataclass
@@ -126,6 +127,8 @@ def _sites(tree: ast.Module) -> list[Site]:
         if isinstance(parent, ast.Subscript) and parent.slice is node:
             continue  # an index, not a value
         site = Site(node=node, value=value)
+        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            site.assigned = parent.targets[0].id
         chain: ast.AST | None = parent
         child: ast.AST = node
         while chain is not None:
@@ -280,6 +283,9 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
     for entry in sorted(params, key=lambda p: p.mention.start):
         site = entry.sites[0][0]
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else None
+        if base is None and site.assigned and len(entry.sites) == 1:
+            base = site.assigned  # x = 2.5 becomes x = x: the parameter keeps the script's own name
+            taken.discard(base)
         if base is None:
             base = (
                 _identifier(site.keyword or "")

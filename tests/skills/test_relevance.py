@@ -1,0 +1,32 @@
+"""Each lifted parameter must change the answer; an unstated constant that does is recorded as a hidden input."""
+
+from deployments.settings import get_settings
+from skills.lifting import lift_script
+from skills.relevance import check_relevance
+
+CU_ENERGY = "import json\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\natoms = bulk('Cu', 'fcc', a=3.6)\natoms.calc = EMT()\nprint(json.dumps(round(atoms.get_potential_energy() / len(atoms), 4)))\n"
+BCC_VOLUME = "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('Im-3m', Lattice.cubic(2.87), ['Fe'], [[0, 0, 0]])\nprint(json.dumps(round(s.volume / len(s), 4)))\n"
+
+
+def check(code, question, expected):
+    draft = lift_script(code, [question])
+    return check_relevance(draft, code, question, expected, 0.001, ["ase", "pymatgen"], get_settings(), "test")
+
+
+def test_an_unstated_constant_that_changes_the_answer_is_a_hidden_input(workspace):
+    report = check(CU_ENERGY, "What is the EMT energy per atom (unit: eV) of fcc copper? Return a float rounded to 4 decimal places.", -0.0067)
+    assert report.error is None and report.kept == ["element"]
+    assert report.hidden_inputs == ["3.6 in bulk(a=)"]
+
+
+def test_a_stated_value_the_answer_does_not_depend_on_is_put_back_and_noted(workspace):
+    question = "What is the volume per atom (unit: Å^3/atom) of bcc iron with a lattice constant of 2.87 Å? Return a float rounded to 4 decimal places."
+    report = check(BCC_VOLUME, question, 11.8199)
+    assert report.kept == ["a"] and report.dropped == ["element"] and report.independent_of == ["element"]
+    assert "def run(a: float = 2.87)" in report.code and "'Fe'" in report.code
+    assert report.parameters["a"]["source"] == "a lattice constant of 2.87 Å"
+
+
+def test_defaults_that_do_not_reproduce_the_answer_are_reported(workspace):
+    report = check(BCC_VOLUME, "Volume per atom of bcc iron, a = 2.87 Å. Return a float rounded to 4 decimal places.", 99.0)
+    assert report.error == "defaults do not reproduce"
