@@ -99,10 +99,14 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
         print(f"Question back to you: {result.question}")
     elif result.success:
         print(f"Answer: {result.formatted}" + (f"  (skill {result.skill_id})" if result.path == "skill" else ""))
+        for bound in result.params:
+            print(f"  {bound.name} = {bound.value!r}  from: {bound.words}")
     else:
         print(f"No answer: {result.error}")
         if result.code:
             print("\nLast code tried:\n" + result.code)
+    for reason in result.declined:
+        print(f"Skill declined: {reason}")
     print(f"\n{'stage':<24}{'wall s':>8}  ok")
     for stage in result.stages:
         print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
