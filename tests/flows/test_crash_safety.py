@@ -108,7 +108,7 @@ def _retry_learns_once() -> None:
     assert result.success and result.answer == N2_ANSWER
     store = open_store(get_settings())
     store.refresh()
-    assert [s.id for s in store.all(Skill, {"name": "emt_atomization_energy"})] == ["emt_atomization_energy-v1"]
+    assert [s.id for s in store.all(Skill, {"name": "atomization_energy_ase_emt"})] == ["atomization_energy_ase_emt-v1"]
     assert store.count("memories", {"condition": N2_QUERY}) == 2
 
 
@@ -119,7 +119,7 @@ def test_killed_during_a_debug_branch(scripted, monty):
     scripted(replies)
     _killed_at("tasks.debug:run_code")
     assert_nothing_lost_or_half_written(monty)
-    assert open_store(get_settings()).count("skills", {"name": "emt_atomization_energy"}) == 0
+    assert open_store(get_settings()).count("skills", {"name": "atomization_energy_ase_emt"}) == 0
     scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT])
     _retry_learns_once()
 
@@ -128,7 +128,7 @@ def test_killed_between_verification_and_the_store_write(scripted, monty):
     scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT])
     _killed_at("skills.store:SkillStore.put_skill")
     assert_nothing_lost_or_half_written(monty)
-    assert open_store(get_settings()).count("skills", {"name": "emt_atomization_energy"}) == 0
+    assert open_store(get_settings()).count("skills", {"name": "atomization_energy_ase_emt"}) == 0
     _retry_learns_once()
 
 
@@ -138,7 +138,7 @@ def test_killed_after_the_skill_before_its_memories(scripted, monty):
     assert_nothing_lost_or_half_written(monty)
     store = open_store(get_settings())
     store.refresh()
-    assert store.get_skill("emt_atomization_energy").version == 1  # the skill was written whole
+    assert store.get_skill("atomization_energy_ase_emt").version == 1  # the skill was written whole
     assert store.count("memories", {"condition": N2_QUERY}) == 0
     _retry_learns_once()  # the same skill is known, not stored again; the memories are added
 
@@ -149,11 +149,11 @@ def test_killed_after_learning_before_the_trajectory_and_run_record(scripted, mo
     assert_nothing_lost_or_half_written(monty)
     store = open_store(get_settings())
     store.refresh()
-    assert store.get_skill("emt_atomization_energy").version == 1 and store.count("memories", {"condition": N2_QUERY}) == 2
+    assert store.get_skill("atomization_energy_ase_emt").version == 1 and store.count("memories", {"condition": N2_QUERY}) == 2
     assert store.count("runs") == 0 and not list((get_settings().workspace / "trajectories").glob("*.json"))
     scripted([{"stage": "bind", "content": {"formula": "O2"}}])
     later = solve(O2_QUERY)  # what was learned before the crash answers the next question
-    assert later.success and later.answer == O2_ANSWER and later.path == "skill" and later.skill_id == "emt_atomization_energy-v1"
+    assert later.success and later.answer == O2_ANSWER and later.path == "skill" and later.skill_id == "atomization_energy_ase_emt-v1"
 
 
 STORE_WRITER = """

@@ -30,26 +30,47 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
 
     first = solve(N2_QUERY)
     assert first.success and first.answer == N2_ANSWER and first.path == "deep"
-    assert first.learned and first.skill_id == "emt_atomization_energy-v1"
+    assert first.learned and first.skill_id == "atomization_energy_ase_emt-v1"
     store = open_store(get_settings())
     skill = store.get_skill(first.skill_id)
-    assert list(skill.parameters["properties"]) == ["formula", "fmax"]
-    assert skill.test_case.params == {"formula": "N2", "fmax": 0.01} and skill.test_case.expected == N2_ANSWER
+    # Lifted without a model: the molecule is a parameter; fmax does not change the 4-decimal answer, so it stays a constant.
+    assert skill.method == "lifted" and list(skill.parameters["properties"]) == ["formula"]
+    assert skill.parameters["properties"]["formula"]["default"] == "N2"
+    assert skill.test_case.params == {"formula": "N2"} and skill.test_case.expected == N2_ANSWER
     assert skill.provenance.flow_run_id == first.flow_run_id and skill.provenance.query == N2_QUERY
     assert skill.provenance.model == "scripted" and skill.packages == ["ase"]
     assert store.count("memories") == 2  # execution (the code) and planning (what worked)
-    assert received_stages(script) == ["triage", "research", "compile"]
+    assert received_stages(script) == ["triage", "research"]  # the compile reply was not asked for
 
     second = solve(O2_QUERY)
     assert second.success and second.answer == O2_ANSWER and second.formatted == "8.5753 eV"
-    assert second.path == "skill" and second.skill_id == first.skill_id
+    assert second.path == "skill" and second.skill_id == first.skill_id and second.declined == []
+    assert [(p.name, p.value) for p in second.params] == [("formula", "O2")] and "O2" in second.params[0].words
     assert second.llm_calls == 1 and [s.name for s in second.stages] == ["recall", "skill"]
-    assert received_stages(script)[3:] == ["bind"]  # one call, and no stage wrote code
+    assert received_stages(script)[2:] == ["bind"]  # one call (the second opinion), and no stage wrote code
     assert store.get_skill(first.skill_id).stats.uses == 1
 
     job = SkillMaker.from_skill(skill).make(formula="O2")
     responses = run_locally(job, store=store.job_store(), log=False)
     assert responses[job.uuid][1].output == O2_ANSWER
+
+
+def test_learn_then_reuse_with_the_model_generaliser(scripted, monkeypatch):
+    monkeypatch.setenv("EVOSKILL_SKILL_GENERALISER", "llm")
+    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT, {"stage": "bind", "content": {"formula": "O2"}}])
+
+    first = solve(N2_QUERY)
+    assert first.success and first.answer == N2_ANSWER and first.path == "deep"
+    assert first.learned and first.skill_id == "emt_atomization_energy-v1"  # the name the model gave
+    skill = open_store(get_settings()).get_skill(first.skill_id)
+    assert skill.method == "llm" and skill.code == N2_SKILL and list(skill.parameters["properties"]) == ["formula", "fmax"]
+    assert skill.test_case.params == {"formula": "N2", "fmax": 0.01} and skill.test_case.expected == N2_ANSWER
+    assert received_stages(script) == ["triage", "research", "compile"]
+
+    second = solve(O2_QUERY)
+    assert second.success and second.answer == O2_ANSWER and second.path == "skill" and second.skill_id == first.skill_id
+    assert {p.name: p.value for p in second.params} == {"formula": "O2", "fmax": 0.01}
+    assert second.llm_calls == 1 and received_stages(script)[3:] == ["bind"]
 
 
 def test_monty_store_persists_across_processes(scripted, monkeypatch, workspace):
@@ -144,12 +165,18 @@ def test_skill_that_cannot_bind_falls_back_to_solving(scripted, monkeypatch):
               parameters={"type": "object", "properties": {"formula": {"type": "string", "default": "N2"}, "fmax": {"type": "number", "default": 0.01}}},
               test_case={"params": {"formula": "N2", "fmax": 0.01}, "expected": N2_ANSWER}, provenance={"query": N2_QUERY})
     )
-    # "oxygen molecule" names no formula, and the model's guess is not in the question: the skill declines.
-    query = N2_QUERY.replace("a nitrogen molecule", "an oxygen molecule")
-    scripted([{"stage": "bind", "content": {"formula": "N2"}}, CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
-    result = solve(query)
-    assert result.path == "deep"
-    assert "cannot find the value of 'formula'" in result.stages[1].detail
+    script = scripted([{"stage": "bind", "content": {"formula": "N2"}}, CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
+    # "oxygen molecule" binds O2 from the question's own words; the model's guess (N2, not in the question) chooses nothing.
+    named = solve(N2_QUERY.replace("a nitrogen molecule", "an oxygen molecule"))
+    assert named.success and named.path == "skill" and named.answer == O2_ANSWER
+    assert [(p.name, p.value, p.words) for p in named.params][0] == ("formula", "O2", "oxygen molecule")
+    # A question that names no molecule cannot be bound: the skill declines, with the reason, and the question is solved with code.
+    result = solve(N2_QUERY.replace("a nitrogen molecule", "a molecule"))
+    assert result.path == "deep" and result.skill_id is None and result.params == []
+    reason = "the question names no substance; the skill takes formula (formula)"
+    assert len(result.declined) == 1 and result.declined[0].startswith("emt_atomization-v1 (") and result.declined[0].endswith(reason)
+    assert result.stages[1].name == "skill" and not result.stages[1].ok and reason in result.stages[1].detail
+    assert received_stages(script) == ["bind", "triage", "research"]  # the model was not asked to bind the declined question
 
 
 def test_a_crash_while_learning_keeps_the_answer(scripted, monkeypatch):

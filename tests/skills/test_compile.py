@@ -43,11 +43,40 @@ def test_a_script_that_crashes_on_rerun_is_rejected_with_its_error(settings):
     assert result.reasons and all("does not reproduce the accepted answer (got 0." in reason for reason in result.reasons)
 
 
+FRAGMENTS_RUN = """import os
+from rdkit import Chem, RDConfig
+from rdkit.Chem import FragmentCatalog
+
+
+def run(smiles: str = "OCc1ccccc1CN", max_path: int = 6) -> int:
+    \"\"\"Number of RDKit FragmentCatalog entries of a molecule.\"\"\"
+    params = FragmentCatalog.FragCatParams(1, max_path, os.path.join(RDConfig.RDDataDir, "FunctionalGroups.txt"))
+    catalog = FragmentCatalog.FragCatalog(params)
+    FragmentCatalog.FragCatGenerator().AddFragsFromMol(Chem.MolFromSmiles(smiles), catalog)
+    return catalog.GetNumEntries()
+"""
+
+
 def test_learn_uses_the_run_signature_and_the_task_answer(settings):
-    outcome = learn_task(load_task("skills/library/rdkit_fragments_benzyl.json"), settings, llm=None)
+    task = load_task("skills/library/rdkit_fragments_benzyl.json").model_copy(update={"solution_code_or_process": FRAGMENTS_RUN})
+    outcome = learn_task(task, settings, llm=None)
     assert outcome.status == "learned" and outcome.method == "signature" and outcome.skill_id == "rdkit_fragment_count-v1"
     skill = open_store(settings).get_skill("rdkit_fragment_count")
+    assert skill.code == FRAGMENTS_RUN and list(skill.parameters["properties"]) == ["smiles", "max_path"]
     assert skill.provenance.source == "learn" and skill.provenance.task_id == "rdkit_fragments_benzyl"
+    assert skill.test_case.params == {"smiles": "OCc1ccccc1CN", "max_path": 6}
+    assert skill.test_case.expected == 40 and skill.test_case.tolerance is None and skill.output_type == "int"
+    assert learn_task(task, settings, llm=None).status == "known"
+
+
+def test_learn_lifts_a_library_script_and_verifies_it_on_the_task_answer(settings):
+    outcome = learn_task(load_task("skills/library/rdkit_fragments_benzyl.json"), settings, llm=None)
+    assert outcome.status == "learned" and outcome.method == "lifted" and outcome.skill_id == "rdkit_fragment_count-v1"
+    skill = open_store(settings).get_skill("rdkit_fragment_count")
+    assert skill.method == "lifted" and "def run(" in skill.code
+    smiles = skill.parameters["properties"]["smiles"]
+    assert smiles["default"] == "OCc1ccccc1CN" and smiles["kind"] == "smiles"
+    assert skill.test_case.params["smiles"] == "OCc1ccccc1CN"
     assert skill.test_case.expected == 40 and skill.test_case.tolerance is None and skill.output_type == "int"
     assert learn_task(load_task("skills/library/rdkit_fragments_benzyl.json"), settings, llm=None).status == "known"
 

@@ -115,7 +115,7 @@ def test_solve_tool_answers_through_the_solve_flow_and_reports_failures(scripted
             solved = await client.call_tool("solve", {"query": N2_QUERY})
             assert not solved.is_error
             assert solved.structured_content["result"]["answer"] == N2_ANSWER and solved.structured_content["result"]["learned"]
-            assert "emt_atomization_energy-v1" in {t.name for t in (await client.list_tools()).tools}
+            assert "atomization_energy_ase_emt-v1" in {t.name for t in (await client.list_tools()).tools}
             too_long = await client.call_tool("solve", {"query": "x" * 4001})
             assert too_long.is_error and "query: 'xxxx" in too_long.content[0].text and "is too long" in too_long.content[0].text
 

@@ -35,7 +35,7 @@ def test_chat_feedback_resume_and_skills_page(scripted, live_server, browser, tm
 
     page.click("button[value=satisfied]")
     expect(page.locator(".badge.satisfied")).to_be_visible(timeout=ANSWER_S)
-    expect(page.locator("a.badge.skill")).to_have_text("skill emt_atomization_energy-v1")
+    expect(page.locator("a.badge.skill")).to_have_text("skill atomization_energy_ase_emt-v1")
 
     page.reload()
     expect(page.locator(".badge.satisfied")).to_be_visible()
@@ -46,15 +46,15 @@ def test_chat_feedback_resume_and_skills_page(scripted, live_server, browser, tm
     page.fill("textarea[name=query]", O2_QUERY)
     page.click("form.ask button")
     expect(page.locator(".bubble.ok .answer").nth(1)).to_have_text(f"{O2_ANSWER} eV", timeout=ANSWER_S)  # answered by the skill
-    expect(page.locator(".turn").nth(1).locator("a.badge.skill")).to_have_text("skill emt_atomization_energy-v1")
+    expect(page.locator(".turn").nth(1).locator("a.badge.skill")).to_have_text("skill atomization_energy_ase_emt-v1")
     page.screenshot(path=str(shots / "resumed-session.png"), full_page=True)
     session = open_store(get_settings()).get(Session, session_id)
     assert [t.path for t in session.turns] == ["deep", "skill"] and session.turns[0].satisfied
 
     page.click("nav >> text=Skills")
-    expect(page.locator(".card h2 a")).to_have_text(["emt_atomization_energy-v1"])
+    expect(page.locator(".card h2 a")).to_have_text(["atomization_energy_ase_emt-v1"])
     page.screenshot(path=str(shots / "skills.png"), full_page=True)
-    page.click("text=emt_atomization_energy-v1")
+    page.click("text=atomization_energy_ase_emt-v1")
     page.fill("input[name=formula]", "O2")
     page.click("text=Run skill")
     expect(page.locator("#result")).to_have_text(f"Result: {O2_ANSWER} eV", timeout=ANSWER_S)

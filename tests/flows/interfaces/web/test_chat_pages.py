@@ -35,11 +35,11 @@ def test_answer_shows_code_stages_and_feedback_learns_the_skill(scripted, client
     client.post(f"/chat/{sid}/satisfied")
     wait_for_answer(web_app, sid)
     session = store.get(Session, sid)
-    assert [t.satisfied for t in session.turns] == [True] and session.turns[0].skill_id == "emt_atomization_energy-v1"
-    assert store.get_skill("emt_atomization_energy-v1").provenance.user == "local"
+    assert [t.satisfied for t in session.turns] == [True] and session.turns[0].skill_id == "atomization_energy_ase_emt-v1"
+    assert store.get_skill("atomization_energy_ase_emt-v1").provenance.user == "local"
     assert {m.user for m in store.all(MemoryUnit)} == {"local"}
     page = client.get(f"/chat/{sid}").text
-    assert "✓ satisfied" in page and 'href="/skills/emt_atomization_energy-v1"' in page
+    assert "✓ satisfied" in page and 'href="/skills/atomization_energy_ase_emt-v1"' in page
 
 
 def test_html_in_questions_and_outputs_is_escaped(scripted, client, web_app):
