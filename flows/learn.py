@@ -78,8 +78,12 @@ def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -
 
 
 @flow(name="learn", flow_run_name="learn: {paths[0]}", log_prints=False)
-def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
-    """Learn every task file; a malformed task is reported and the rest still run."""
+def learn(paths: list[str], backend: str | None = None, use_model: bool = True) -> list[LearnOutcome]:
+    """Learn every task file; a malformed task is reported and the rest still run.
+
+    Lifting needs no model; with ``use_model`` the model is asked to rewrite a script whose stated
+    constants do not change the answer (the starter library is learned without it).
+    """
     settings = get_settings(llm_backend=backend)
     llm: LLMClient | None = None
     llm_tried = False
@@ -90,7 +94,7 @@ def learn(paths: list[str], backend: str | None = None) -> list[LearnOutcome]:
         except TaskFormatError as exc:
             outcomes.append(LearnOutcome(task=str(path), status="rejected", reason=str(exc)))
             continue
-        if not llm_tried and "def run(" not in task.solution_code_or_process:
+        if use_model and not llm_tried and "def run(" not in task.solution_code_or_process:
             llm_tried = True  # one attempt: an unreachable model is not retried for every task
             try:  # only a plain script needs the model to generalise it
                 llm = make_client(settings)
@@ -122,7 +126,7 @@ def ensure_starter_library(settings: Settings) -> list[LearnOutcome] | None:
             return None
         paths = sorted(str(p) for p in STARTER_LIBRARY.glob("*.json"))
         report("starter-library", "start", f"a new workspace: learning the starter skill library ({len(paths)} tasks) once")
-        outcomes = learn(paths, backend=settings.llm_backend)
+        outcomes = learn(paths, backend=settings.llm_backend, use_model=False)
         write_atomic(marker, json.dumps([o.model_dump() for o in outcomes], indent=1))
     learned = [o for o in outcomes if o.status != "rejected"]
     report("starter-library", "done", f"{len(learned)}/{len(outcomes)} starter skills learned")
