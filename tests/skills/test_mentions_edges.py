@@ -1,0 +1,96 @@
+"""Edges of reading a question's values: where each value starts, its unit, its kind, and the words around it.
+
+Binding compares these with the verified question, so a value read as another kind, or a format
+number read as a value, makes a skill answer a question it should decline.
+"""
+
+import pytest
+
+from skills.mentions import content_words, find_mentions, stem, words_after, words_before
+
+
+def read(text: str) -> list[tuple]:
+    return [(m.kind, m.text, m.start, m.number, m.unit, m.formula, m.element, m.smiles) for m in find_mentions(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a 2x2x2 supercell", [("number", "2x2x2", 2, 2.0, None, None, None, None)]),
+        ("at 300K", [("number", "300K", 3, 300.0, "K", None, None, None)]),
+        ("at 300 K", [("number", "300", 3, 300.0, "K", None, None, None)]),
+        ("300 atoms", [("number", "300", 0, 300.0, None, None, None, None)]),
+        ("an 8-atom cell", [("number", "8-atom", 3, 8.0, "-atom", None, None, None)]),
+        ("the 2nd structure", []),
+        ("fmax=0.01,", [("number", "0.01", 5, 0.01, None, None, None, None)]),
+        ("run(0.01)", [("number", "0.01", 4, 0.01, None, None, None, None)]),
+        ("range 3-5 Å", [("number", "3", 6, 3.0, None, None, None, None), ("number", "5", 8, 5.0, "Å", None, None, None)]),
+        ("a=3.2).", [("number", "3.2", 2, 3.2, None, None, None, None)]),
+        ("Relax Cu with EMT", [("formula", "Cu", 6, None, None, "Cu", "Cu", None)]),
+        ("Relax K with EMT", [("formula", "K", 6, None, None, "K", "K", None)]),
+        ("'NaCl',", [("formula", "NaCl", 1, None, None, "NaCl", None, None)]),
+        ("[N2]", [("formula", "N2", 1, None, None, "N2", None, None)]),
+        ("a supercell of 4 NaCl formula units", [("number", "4", 15, 4.0, None, None, None, None), ("formula", "NaCl", 17, None, None, "NaCl", None, None)]),
+        ("SMILES CO", [("smiles", "CO", 7, None, None, "CO", None, "CO")]),
+        ("SMILES ClCCl", [("smiles", "ClCCl", 7, None, None, "ClCCl", None, "ClCCl")]),
+        ("SMILES c1ccccc1", [("smiles", "c1ccccc1", 7, None, None, None, None, "c1ccccc1")]),
+        ("benzene c1ccccc1", [("name", "benzene", 0, None, None, "C6H6", None, "c1ccccc1"), ("smiles", "c1ccccc1", 8, None, None, None, None, "c1ccccc1")]),
+        ("(CCO)", [("smiles", "CCO", 1, None, None, None, None, "CCO")]),
+        ("mol(CCO)", [("smiles", "CCO", 4, None, None, None, None, "CCO")]),
+    ],
+)
+def test_each_value_is_read_with_its_kind_place_and_unit(text, expected):
+    assert read(text) == expected
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["Rounded To 4 Decimal Places.", "(Unit: eV) to 3 SIGNIFICANT FIGURES.", "4 decimal places please.", "UNITS: eV"],
+)
+def test_format_phrases_are_read_whatever_their_case(tail):
+    assert read(f"The energy of N2. {tail}") == [("formula", "N2", 14, None, None, "N2", None, None)]
+
+
+def test_the_words_around_a_value_are_the_nearest_ones_stemmed():
+    text = "Alpha beta gamma Lattice Constants 5.64 Å Relaxing the structure"
+    at = text.index("5.64")
+    assert words_before(text, at, 2) == ["lattice", "constant"]
+    assert words_before(text, at) == ["alpha", "beta", "gamma", "lattice", "constant"]
+    assert words_before("one two three four five six seven", 33) == ["three", "four", "five", "six", "seven"]
+    assert words_after(text, at + 4) == ["relax", "the"]
+    assert words_after(text, at + 4, 3) == ["relax", "the", "structure"]
+
+
+def test_content_words_keep_two_letter_words_and_drop_values_and_format():
+    assert content_words("the pH of water") == {"ph", "water"}
+    assert content_words("Relax NaCl's cell at 300 K. Return a float rounded to 4 decimal places.") == {"relax"}
+
+
+@pytest.mark.parametrize(
+    ("word", "stemmed"),
+    [
+        ("relaxing", "relax"),
+        ("relaxed", "relax"),
+        ("Relaxed", "relax"),
+        ("relaxation", "relax"),
+        ("relaxations", "relax"),
+        ("energies", "energy"),
+        ("energy", "energy"),
+        ("settings", "sett"),
+        ("seeding", "seed"),
+        ("constants", "constant"),
+        ("boxes", "boxe"),
+        ("atoms", "atom"),
+        ("bonds", "bond"),
+        ("NaCl's", "nacl"),
+        ("ions", "ions"),
+        ("gas", "gas"),
+        ("need", "need"),
+        ("sized", "sized"),
+        ("cases", "case"),
+        ("lattices", "lattic"),
+        ("structures", "structur"),
+    ],
+)
+def test_stem_meets_word_forms_and_leaves_short_words(word, stemmed):
+    assert stem(word) == stemmed
