@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, JsonValue
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.documents import Skill
-from skills.mentions import Mention, content_words, find_mentions, stem, words_after, words_before
+from skills.mentions import GENERIC_WORDS, Mention, content_words, find_mentions, stem, words_after, words_before
 from skills.retrieval import split_name
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "second_opinion"]
@@ -142,16 +142,22 @@ def _source(question: str, mentions: list[Mention], name: str, prop: dict[str, A
     return None
 
 
-def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any]) -> int:
-    """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words, 1 by unit."""
+def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substance_words: frozenset[str] = frozenset()) -> int:
+    """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words, 1 by unit.
+
+    The verified question's words around the value count only when they describe it: not weak words,
+    and not the substance's name ("magnesium with a = ..." does not make every number after magnesium an a).
+    """
+    if _units_differ(mention.unit, prop.get("unit")):
+        return 0  # 300 K is never an fmax in eV/Å, whatever the words around it
     before = query[: mention.start]
     if len(name) <= 2:
         if re.search(rf"(?<![\w]){re.escape(name)}\s*(?:=|:|is|of)?\s*$", before):
             return 3
     elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3
-    cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK}
-    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK}
+    cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
+    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
     if cue & set(words_before(query, mention.start, 5)) or cue_after & set(words_after(query, mention.end, 2)):
         return 2
     if prop.get("unit") and mention.unit == prop.get("unit"):
@@ -159,7 +165,8 @@ def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any]) -> int:
     return 0
 
 
-_WEAK = frozenset("the with and for from into of at to in by a an per its".split())
+# Words that tie nothing: articles and prepositions, and the words of questions, formats and rewording ("Return", "molecule").
+_WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
 
 
 def _stoichiometry(formula: str) -> list[float]:
@@ -306,9 +313,10 @@ def bind(skill: Skill, query: str) -> Binding:
         binding.bound.append(BoundValue(name=name, value=value, words=" / ".join(m.text for m in group)))
 
     numbers = [m for m in fresh if m.kind == "number"]
+    substance_words = frozenset(stem(w) for m in known + asked if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text))
     numeric = [n for n, k in kinds.items() if k in ("number", "integer")]
     for mention in numbers:
-        strengths = {name: _ties(query, mention, name, properties[name]) for name in numeric}
+        strengths = {name: _ties(query, mention, name, properties[name], substance_words) for name in numeric}
         best = max(strengths.values(), default=0)
         tied = [name for name, s in strengths.items() if s == best and best > 0]
         if not tied:

@@ -187,3 +187,12 @@ def test_the_model_can_make_a_skill_decline_but_never_bind_a_value():
 def test_a_number_two_parameters_could_take_declines():
     skill = lifted(HCP_CODE, HCP_QUERY)
     declines(skill, "What is the volume (unit: Å^3) of the hexagonal unit cell of magnesium with lattice constants 3.3 Å, computed with pymatgen? Return a float rounded to 3 decimal places.", "cannot tell whether 3.3 is a or c|speaks of")
+
+
+def test_a_number_in_another_unit_never_ties_to_a_parameter_by_nearby_words():
+    fmax_skill = lifted(N2_CODE, N2_QUERY)
+    for query in [
+        "Calculate the atomization energy of the N2 molecule at 300 K using ASE's EMT calculator. Return a float rounded to 4 decimal places.",
+        "Calculate the atomization energy of N2 using ASE's EMT calculator, relaxing the molecule first at 300 K. Return a float rounded to 4 decimal places.",
+    ]:
+        declines(fmax_skill, query, "300 K")

@@ -115,7 +115,6 @@ def test_a_number_with_another_unit_and_no_words_of_a_parameter_declines():
     declines(FMAX, "Calculate the atomization energy of N2 using 300 ASE's EMT calculator.", "the question states 300, which no parameter")
 
 
-@pytest.mark.xfail(strict=True, reason="fmax's cue_after holds 'return', a format word: a temperature before 'Return' binds to fmax")
 def test_a_temperature_before_the_format_sentence_is_not_fmax():
     declines(
         FMAX,
