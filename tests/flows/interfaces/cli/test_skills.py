@@ -52,7 +52,9 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     listed = json.loads(capsys.readouterr().out)
     assert [s["id"] for s in listed] == ["ase_emt_atomization-v1", "pymatgen_rocksalt_density-v1", "rdkit_fragment_count-v1"]
     assert main(["skills", "show", "rdkit_fragment_count"]) == 0
-    assert "--param smiles=<string>  default 'OCc1ccccc1CN'" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "--param smiles=<smiles>  default 'OCc1ccccc1CN'  bounds: a valid smiles" in shown and "made by: lifted" in shown
+    assert "read from: 'OCc1ccccc1CN'" in shown
     assert main(["skills", "run", "rdkit_fragment_count", "-p", "smiles=CCO", "--json"]) == 0
     output = json.loads(capsys.readouterr().out)
     expected = _fragment_count("CCO", 1, 6)

@@ -122,7 +122,7 @@ def test_solve_tool_answers_through_the_solve_flow_and_reports_failures(scripted
             monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "openai")
             monkeypatch.setenv("EVOSKILL_LLM_MODEL", "gpt-4o-mini")
             monkeypatch.setenv("EVOSKILL_LLM_BASE_URL", "http://127.0.0.1:9/v1")
-            down = await client.call_tool("solve", {"query": N2_QUERY.replace("nitrogen", "hydrogen")})
+            down = await client.call_tool("solve", {"query": "What is the band gap (unit: eV) of silicon with PBE? Return a float."})
             assert down.is_error and "cannot reach the LLM endpoint at http://127.0.0.1:9/v1" in down.content[0].text
 
     anyio.run(session)
