@@ -340,17 +340,16 @@ def bind(skill: Skill, query: str) -> Binding:
         if changed and kinds[name] in ("number", "integer"):
             raise BindingDeclined(
                 f"the question does not state {prop.get('source') or name} for {binding.params[changed[0]]}; "
-                f"the verified {prop.get('default')} belongs to {prop_default(properties[changed[0]])}"
+                f"the verified {prop.get('default')} belongs to {properties[changed[0]].get('default')}"
             )
-        if kinds[name] in ENTITY_KINDS or kinds[name] in ("word", "other", "boolean"):
-            if kinds[name] in ENTITY_KINDS:
-                raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
+        if kinds[name] in ENTITY_KINDS:
+            raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words="verified default"))
     if changed and skill.hidden_inputs:
         raise BindingDeclined(
             f"the skill also uses {skill.hidden_inputs[0]}, which the question does not state and which may belong to "
-            f"{prop_default(properties[changed[0]])}, not {binding.params[changed[0]]}"
+            f"{properties[changed[0]].get('default')}, not {binding.params[changed[0]]}"
         )
     return binding
 
@@ -360,10 +359,6 @@ def _speaks_of(query: str, name: str) -> bool:
     if len(name) <= 2:
         return re.search(rf"(?<![\w]){re.escape(name)}\s*[=:]", query) is not None
     return re.search(rf"\b{re.escape(name)}\b", query, re.IGNORECASE) is not None
-
-
-def prop_default(prop: dict[str, Any]) -> str:
-    return str(prop.get("default"))
 
 
 def _words(query: str, mention: Mention) -> str:

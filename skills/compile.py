@@ -197,20 +197,26 @@ def _attempt(candidate: Candidate, request: CompileRequest, settings: Settings, 
     return _lift_relevant(request, code, settings, name, result) if method == "lifted" else (code, schema)
 
 
+def _model_rewrite(request: CompileRequest, llm: LLMClient | None, settings: Settings, result: CompileResult) -> bool:
+    """Ask the model (once) to rewrite a plain script as run(...); True when its rewrite verified and was accepted."""
+    if llm is None or "def run(" in request.code:
+        return False
+    found = _llm_candidate(request, llm, result.reasons)
+    done = _attempt(found, request, settings, result) if found else None
+    if found and done:
+        _accept(result, request, found, *done)
+    return result.ok
+
+
 def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | None = None) -> CompileResult:
     """Generalise and verify; the first candidate that reproduces the accepted answer becomes the skill (not stored)."""
     result = CompileResult()
-    llm_given = llm
     calls_before = len(llm.calls) if llm else 0
     parameterless: tuple[Candidate, str, dict[str, Any]] | None = None
-    if settings.skill_generaliser == "llm" and llm is not None and "def run(" not in request.code:
-        found = _llm_candidate(request, llm, result.reasons)
-        done = _attempt(found, request, settings, result) if found else None
-        if found and done:
-            _accept(result, request, found, *done)
-            result.llm_calls = list(llm.calls[calls_before:])
-            return result
-        llm = None  # asked once
+    model_first = settings.skill_generaliser == "llm"
+    if model_first and _model_rewrite(request, llm, settings, result):
+        result.llm_calls = list(llm.calls[calls_before:]) if llm else []
+        return result
     for candidate in _candidates(request, result.reasons):
         done = _attempt(candidate, request, settings, result)
         if done is None:
@@ -220,11 +226,8 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
             break
         parameterless = (candidate, *done)
         result.reasons.append("lifted: no constant the question states changes the answer")
-    if not result.ok and llm is not None and "def run(" not in request.code:
-        found = _llm_candidate(request, llm, result.reasons)
-        done = _attempt(found, request, settings, result) if found else None
-        if found and done:
-            _accept(result, request, found, *done)
+    if not result.ok and not model_first:
+        _model_rewrite(request, llm, settings, result)
     if not result.ok and parameterless is not None:
         _accept(result, request, *parameterless)
     if not result.ok:
@@ -232,7 +235,7 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         done = _attempt(literal, request, settings, result)
         if done:
             _accept(result, request, literal, *done)
-    result.llm_calls = list(llm_given.calls[calls_before:]) if llm_given else []
+    result.llm_calls = list(llm.calls[calls_before:]) if llm else []
     return result
 
 
