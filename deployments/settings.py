@@ -116,18 +116,22 @@ class Settings(BaseSettings):
     # --- sandbox ------------------------------------------------------------------
     sandbox_wall_s: float = Field(default=120.0, gt=0)
     sandbox_cpu_s: int = Field(default=120, gt=0)
-    sandbox_memory_mb: int = Field(default=4096, gt=0)
+    sandbox_memory_mb: int = Field(default=4096, gt=0, description="Memory of a run's processes together (a cgroup where one can be made; each process's address space too).")
+    sandbox_disk_mb: int = Field(default=1024, gt=0, description="What a run may write in total: its folder is a tmpfs of this size (kept afterwards).")
     sandbox_max_processes: int = Field(default=64, gt=0)
     sandbox_file_size_mb: int = Field(default=256, gt=0)
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
     sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
     sandbox_isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
         default="auto",
-        description="How generated code is contained: bubblewrap (read-only filesystem, no capabilities), unshare namespaces, "
-        "or limits only; 'auto' takes the strongest that works here.",
+        description="How generated code is contained: bubblewrap or unshare (an allow-list view of the filesystem, no capabilities, "
+        "no network), or limits only; 'auto' takes the strongest that works here.",
+    )
+    sandbox_inputs: list[Path] = Field(
+        default_factory=list, description="Files and folders every run may read (read-only), e.g. a folder of structure files."
     )
     sandbox_hidden_paths: list[Path] = Field(
-        default_factory=list, description="Files and folders generated code must not read (the store's folder always is)."
+        default_factory=list, description="Files and folders generated code must not read, even inside a granted input (the store's folder always is)."
     )
 
     # --- skills and memory ----------------------------------------------------------

@@ -306,7 +306,7 @@ def benchmark(
         "levels": sorted(set(levels)), "backend": settings.llm_backend, "model": settings.llm_model,
     }  # fmt: skip
     run, resumed = _open_run(store, config, len(cases), fresh)
-    run.problems, run.answers_hidden = loaded.problems, bool(isolation_report(settings.sandbox_network, settings.sandbox_isolation)["hides_paths"])
+    run.problems, run.answers_hidden = loaded.problems, bool(isolation_report(settings.sandbox_network, settings.sandbox_isolation)["allow_list"])
     store.put(run, reindex=False)
     done = {r.id: r for r in store.all(BenchmarkRecord, {"run_id": run.id})}
     pending = [c for c in cases if BenchmarkRecord.make_id(run.id, c.system, c.rep, c.level, c.task_id) not in done]

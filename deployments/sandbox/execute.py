@@ -1,21 +1,18 @@
 """Run generated code in a child process, contained, and read its answer.
 
-Each execution gets a fresh working directory and runs ``main.py`` there in a new process group,
-in a ``pids`` cgroup when one can be made, under resource limits (CPU seconds, address space,
-open files, file size), inside the strongest isolation that works here (``sandbox_isolation``):
+Each execution gets a fresh run folder and runs ``main.py`` there, started by the sandbox's launcher
+(``launcher.py``), in a new process group, in a per-run cgroup (a process limit and a memory limit for
+the whole process tree) where one can be made, under resource limits (CPU seconds, address space, open
+files, file size), inside the strongest isolation that works here (``sandbox_isolation``):
 
-- ``bwrap`` (bubblewrap): the whole filesystem read-only except the run folder, a private
-  ``/dev`` (no disks) and ``/proc`` (no other processes), no capabilities, new PID, IPC and
-  network namespaces, killed with its parent;
-- ``unshare``: new PID (with its own ``/proc``), mount and network namespaces; the filesystem stays
-  writable and the code keeps the caller's capabilities;
-- ``none``: limits only.
+- ``bwrap`` (bubblewrap) and ``unshare`` (the fallback; the launcher builds the same view itself with
+  bind mounts and ``pivot_root``): an allow-list view of the filesystem (``view.py``), everything
+  read-only but the run folder, which is a size-limited tmpfs whose files are copied back afterwards;
+  a private ``/dev`` and ``/proc``; no capabilities; new PID, IPC and network namespaces;
+- ``none``: limits only, the whole filesystem as the user sees it (warned).
 
-Paths the code must not read (the store, trajectories, web accounts, the config file, credentials
-in the home folder, benchmark answer files) are covered in its mount namespace: an empty
-read-only tmpfs over a folder, ``/dev/null`` over a file. The environment is rebuilt from an
-allow-list, so API keys never reach the code. A wall-clock timeout kills the whole group.
-stdout/stderr are captured with a size cap (head and tail kept).
+The environment is rebuilt from an allow-list, so API keys never reach the code. A wall-clock timeout
+kills the whole run. stdout/stderr are captured with a size cap (head and tail kept).
 
 The answer protocol: the script prints its final answer as JSON on its last
 non-empty stdout line, or writes ``result.json`` in its working directory.
@@ -26,13 +23,16 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
@@ -40,8 +40,11 @@ from typing import IO, Any
 
 from pydantic import JsonValue
 
+from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgroups
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
+from deployments.sandbox.outputs import OutputReceiver
+from deployments.sandbox.view import GROUP, PASSWD, SandboxView, build_view, view_paths
 from deployments.settings import Settings
 
 __all__ = ["SandboxLimits", "run_code", "isolation_report"]
@@ -49,48 +52,18 @@ __all__ = ["SandboxLimits", "run_code", "isolation_report"]
 log = logging.getLogger(__name__)
 
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
-# Credentials in the home folder of whoever runs evoskill.
+# Credentials in the home folder of whoever runs evoskill: outside the view anyway; covered if a granted input holds them.
 _HOME_SECRETS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker", ".gnupg", ".netrc", ".pypirc",
                  ".git-credentials", ".npmrc")  # fmt: skip
-_BWRAP = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-ipc",
-          "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")  # fmt: skip
-# Joins the pids cgroup ($1) before anything else starts, then runs the rest of the command.
-_JOIN_CGROUP = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+_BWRAP = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+# Joins the run's cgroups ($2..$N+1, N=$1) before anything else starts, then runs the rest of the command.
+_JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96; shift; n=$((n - 1)); done; exec "$@"'
+_LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
+_SHM_BYTES = 64 * 1024 * 1024  # /dev/shm under bubblewrap: its own small tmpfs (semaphores, small shared arrays)
+_GRACE_S = 30.0  # after the wall-clock limit, for the launcher to kill the run and hand its files back
 
 # Outputs longer than this are kept in the run folder (an ObjectRef) and only head and tail travel on.
 _INLINE_CHARS, _HEAD_CHARS, _TAIL_CHARS = 8000, 2000, 4000
-
-# Runs inside the child: apply limits, then execute main.py as __main__ with a clean traceback.
-_LAUNCHER = r"""
-import ctypes, json, os, resource, sys, traceback
-cfg = json.loads(sys.argv[1])
-if cfg["hide"]:
-    libc, MS_RDONLY, MS_BIND = ctypes.CDLL(None, use_errno=True), 1, 4096
-    for path in cfg["hide"]:
-        if os.path.isdir(path):
-            source, fstype, flags, data = b"tmpfs", b"tmpfs", MS_RDONLY, b"size=4k"
-        else:
-            source, fstype, flags, data = b"/dev/null", None, MS_BIND, None
-        if libc.mount(source, path.encode(), fstype, flags, data) != 0:
-            sys.stderr.write(f"sandbox: could not hide {path} ({os.strerror(ctypes.get_errno())}); refusing to run\n")
-            os._exit(97)
-for name, value in cfg["rlimits"].items():
-    try:
-        resource.setrlimit(getattr(resource, name), (value, value))
-    except (ValueError, OSError):
-        pass
-sys.argv = ["main.py"]
-sys.path.insert(0, os.getcwd())
-source = open("main.py").read()
-try:
-    exec(compile(source, "main.py", "exec"), {"__name__": "__main__", "__file__": "main.py"})
-except SystemExit:
-    raise
-except BaseException as exc:
-    traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
-    sys.stderr.flush()
-    os._exit(1)
-"""
 
 
 def _setting_default(limit: str) -> Any:
@@ -100,23 +73,29 @@ def _setting_default(limit: str) -> Any:
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """The limits of an execution: each field is the setting ``sandbox_<field>`` (``hidden``: the paths covered)."""
+    """The limits of an execution: each field is the setting ``sandbox_<field>``.
+
+    ``hidden``: paths kept out even where a granted path holds them; ``inputs``: paths granted to this run, read-only.
+    """
 
     wall_s: float = _setting_default("wall_s")
     cpu_s: int = _setting_default("cpu_s")
     memory_mb: int = _setting_default("memory_mb")
+    disk_mb: int = _setting_default("disk_mb")
     max_processes: int = _setting_default("max_processes")
     file_size_mb: int = _setting_default("file_size_mb")
     output_bytes: int = _setting_default("output_bytes")
     network: bool = _setting_default("network")
     hidden: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
     isolation: str = _setting_default("isolation")
 
     @classmethod
-    def from_settings(cls, s: Settings) -> SandboxLimits:
-        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name != "hidden"}
+    def from_settings(cls, s: Settings, inputs: Iterable[str | Path] = ()) -> SandboxLimits:
+        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs")}
         hidden = tuple(str(Path(p).resolve()) for p in [*s.secret_paths(), *s.sandbox_hidden_paths, *_home_secrets()])
-        return cls(**limits, hidden=hidden)
+        granted = tuple(str(Path(p).resolve()) for p in [*s.sandbox_inputs, *inputs])
+        return cls(**limits, hidden=hidden, inputs=granted)
 
 
 def _home_secrets() -> list[Path]:
@@ -128,19 +107,32 @@ def _home_secrets() -> list[Path]:
 
 
 def _unshare_flags(network: bool) -> list[str]:
-    return ["unshare", "--pid", "--mount", "--mount-proc", "--fork", "--kill-child"] + ([] if network else ["--net"])
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]  # an unprivileged user mounts in its own user namespace
+    return ["unshare", "--pid", "--mount", "--mount-proc", "--fork", "--kill-child", *user, *([] if network else ["--net"])]
+
+
+@cache
+def _bwrap_sizes_tmpfs() -> bool:
+    """Whether this bubblewrap can limit a tmpfs's size (``--size``, bubblewrap 0.8)."""
+    try:
+        return "--size" in subprocess.run(["bwrap", "--help"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
 
 
 @cache
 def _unavailable(kind: str, network: bool) -> str | None:
-    """Why ``kind`` isolation does not work here, or None when it does."""
+    """Why ``kind`` isolation does not work here, or None when it does (a real contained run of a tiny script)."""
     if kind == "none":
         return None
     if shutil.which(kind if kind == "unshare" else "bwrap") is None:
         return f"'{kind}' is not installed"
-    probe_cmd = [*_BWRAP, *([] if network else ["--unshare-net"]), "true"] if kind == "bwrap" else [*_unshare_flags(network), "true"]
-    probe = subprocess.run(probe_cmd, capture_output=True)
-    return None if probe.returncode == 0 else (probe.stderr.decode().strip() or f"exit code {probe.returncode}")
+    with tempfile.TemporaryDirectory(prefix="evoskill-probe-") as folder:
+        probe = _execute("import json\nprint(json.dumps(1))\n", Path(folder), SandboxLimits(wall_s=30, network=network), "probe", kind)
+    if probe.ok and probe.answer == 1:
+        return None
+    lines = [line for line in probe.stderr.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else (probe.error or f"exit code {probe.exit_code}")
 
 
 @cache
@@ -153,54 +145,31 @@ def _isolation(wanted: str, network: bool) -> str:
         if why is None:
             return kind
         log.warning("sandbox: %s isolation unavailable (%s)", kind, why)
-    log.warning("sandbox: no namespaces here; generated code runs under resource limits only (see SECURITY.md)")
+    log.warning(
+        "sandbox: no namespaces here; generated code runs under resource limits only: it can read every file the evoskill user "
+        "can (home folders, workspaces, the Prefect database), write wherever that user can, and reach the network (see SECURITY.md)"
+    )
     return "none"
 
 
-@cache
-def _pids_cgroup_root() -> Path | None:
-    """A writable cgroup folder with a ``pids`` controller, or None."""
-    v1, v2 = Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")
-    if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
-        return v1
-    subtree = v2 / "cgroup.subtree_control"
-    if subtree.exists() and "pids" in subtree.read_text().split() and os.access(v2, os.W_OK):
-        return v2
-    log.warning("sandbox: no writable pids cgroup; the process limit relies on RLIMIT_NPROC")
-    return None
-
-
 def isolation_report(network: bool = False, wanted: str = "auto") -> dict[str, bool | str]:
-    """Which containment this machine gives the sandbox (``hides_paths``: hidden paths are enforced)."""
+    """Which containment this machine gives the sandbox.
+
+    ``allow_list``: generated code sees only the allow-list view (no other file of the machine);
+    ``disk_bound``: what a run writes in total is bounded; ``memory_cgroup``: the memory limit holds for a run's processes together.
+    """
     kind = _isolation(wanted, network)
-    namespaces = kind != "none" and _unavailable(kind, network) is None
+    contained = kind != "none" and _unavailable(kind, network) is None
+    cgroups = cgroup_support()
     return {
         "isolation": kind,
-        "namespaces": namespaces,
-        "hides_paths": namespaces,
-        "read_only_filesystem": namespaces and kind == "bwrap",
-        "pids_cgroup": _pids_cgroup_root() is not None,
+        "namespaces": contained,
+        "allow_list": contained,
+        "read_only_filesystem": contained,
+        "disk_bound": contained and (kind == "unshare" or _bwrap_sizes_tmpfs()),
+        "pids_cgroup": cgroups["pids"],
+        "memory_cgroup": cgroups["memory"],
     }
-
-
-def _paths_to_hide(limits: SandboxLimits, workdir: Path) -> list[str]:
-    """The hidden paths that exist and can be covered without hiding the run's own folder or Python."""
-    keep = [workdir.resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
-    hide = []
-    for raw in dict.fromkeys(limits.hidden):
-        path = Path(raw).resolve()
-        if not path.exists():
-            continue
-        if any(k == path or path in k.parents for k in keep):
-            log.warning("sandbox: not hiding %s: it holds the run folder or the Python environment", path)
-            continue
-        hide.append(str(path))
-    covered = {p for p in hide if any(Path(q) in Path(p).parents for q in hide)}  # inside a hidden folder already
-    hide = [p for p in hide if p not in covered]
-    if hide and _isolation(limits.isolation, limits.network) == "none":
-        log.debug("sandbox: cannot hide %s without mount namespaces; generated code can read them", hide)
-        return []
-    return hide
 
 
 class _Capture(threading.Thread):
@@ -229,69 +198,14 @@ class _Capture(threading.Thread):
         return (bytes(self.head) + marker + bytes(self.tail)).decode(errors="replace"), True
 
 
-@cache
-def _sweep_stale_cgroups(root: Path) -> None:
-    """Remove empty sandbox cgroups left by killed evoskill processes (once per process; young ones may be starting)."""
-    for group in root.glob("evoskill-*"):
-        try:
-            if time.time() - group.stat().st_mtime > 600 and not (group / "cgroup.procs").read_text().strip():
-                group.rmdir()
-        except OSError:
-            pass
-
-
-def _make_cgroup(max_processes: int) -> Path | None:
-    root = _pids_cgroup_root()
-    if root is None:
-        return None
-    _sweep_stale_cgroups(root)
-    group = root / f"evoskill-{uuid.uuid4().hex[:12]}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(max_processes))
-    except OSError as exc:
-        log.warning("sandbox: could not make a pids cgroup (%s)", exc)
-        return None
-    return group
-
-
-def _forks_refused(group: Path | None) -> int:
-    """How many times the cgroup's process limit refused a fork."""
-    try:
-        return int(dict(line.split() for line in (group / "pids.events").read_text().splitlines()).get("max", 0)) if group else 0
-    except (OSError, ValueError):
-        return 0
-
-
-def _kill_all(proc: subprocess.Popen[bytes], group: Path | None) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if group is None:
-        return
-    for _ in range(50):
-        pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.02)
-    try:
-        group.rmdir()
-    except OSError as exc:
-        log.warning("sandbox: cgroup %s not removed (%s)", group, exc)
-
-
 def _environment(workdir: Path) -> dict[str, str]:
     env = {k: os.environ[k] for k in _ENV_PASSTHROUGH if k in os.environ}
     bin_dir = str(Path(sys.executable).parent)
     env.update(
         PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
         HOME=str(workdir),
+        USER="sandbox",
+        LOGNAME="sandbox",
         TMPDIR=str(workdir / "tmp"),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
@@ -322,11 +236,32 @@ def _read_answer(stdout: str, workdir: Path) -> tuple[bool, JsonValue, str | Non
 _SIGNALS = {int(s) for s in signal.Signals}
 
 
-def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: str | None, forks_refused: int = 0) -> str | None:
-    if result.timed_out and forks_refused:
+@dataclass(frozen=True)
+class _Refusals:
+    """What the run's cgroups refused or killed."""
+
+    forks: int = 0
+    memory_kills: int = 0
+
+
+def _outside_view(stderr: str, view: SandboxView | None) -> str | None:
+    """The absolute path a 'No such file or directory' error names, when the view does not show it."""
+    if view is None:
+        return None
+    for match in re.finditer(r"No such file or directory: '(/[^']*)'", stderr):
+        path = Path(match.group(1))
+        if not any(path == Path(p) or Path(p) in path.parents for p in view_paths(view)):
+            return str(path)
+    return None
+
+
+def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: str | None, refused: _Refusals, view: SandboxView | None) -> str | None:
+    if result.timed_out and refused.forks:
         return f"killed after the {limits.wall_s:g} s wall-clock limit while starting processes beyond its limit of {limits.max_processes} (a fork bomb?)"
     if result.timed_out:
         return f"killed after the {limits.wall_s:g} s wall-clock limit (endless loop or too slow)"
+    if refused.memory_kills:
+        return f"ran out of memory: its processes together went over the run's {limits.memory_mb} MB limit; use less memory (smaller arrays, fewer processes)"
     code = result.exit_code
     if code is not None and code < 0:
         sig = signal.Signals(-code).name
@@ -339,10 +274,16 @@ def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: st
     if code not in (0, None):
         tail = [line for line in result.stderr.strip().splitlines() if line.strip()]
         last = tail[-1] if tail else "no error message"
+        outside = _outside_view(result.stderr, view)
+        if outside:
+            return (f"{outside} is outside the sandbox: generated code sees only its run folder (write files in the current folder), "
+                    f"the Python environment, system libraries and inputs granted to the run ({last})")  # fmt: skip
         if "Read-only file system" in result.stderr:
             return f"it wrote outside its run folder, which is read-only to generated code; write files in the current folder ({last})"
         if "File too large" in result.stderr:
             return f"it wrote a file over the {limits.file_size_mb} MB file-size limit ({last})"
+        if "No space left on device" in result.stderr:
+            return f"it wrote more than the run's {limits.disk_mb} MB disk limit (its folder and /tmp together); write less ({last})"
         if any(m in result.stderr for m in ("Network is unreachable", "Temporary failure in name resolution", "Name or service not known")):
             return f"it tried to reach the network, which the sandbox does not allow (EVOSKILL_SANDBOX_NETWORK); use local data ({last})"
         if "MemoryError" in result.stderr:
@@ -353,32 +294,42 @@ def _diagnose(result: ExecutionResult, limits: SandboxLimits, answer_problem: st
     return answer_problem
 
 
-def _command(kind: str, limits: SandboxLimits, workdir: Path, rlimits: dict[str, int]) -> list[str]:
-    """The command line that runs main.py under ``kind`` isolation, the launcher applying the limits."""
-    hide = _paths_to_hide(limits, workdir)
-    python = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps({"rlimits": rlimits, "hide": hide if kind == "unshare" else []})]
-    if kind == "unshare":
-        return [*_unshare_flags(limits.network), *python]
-    if kind == "none":
-        return python
-    here = str(workdir.resolve())
-    hidden = []
-    for path in hide:
-        hidden += ["--tmpfs", path, "--remount-ro", path] if Path(path).is_dir() else ["--dev-bind", "/dev/null", path]
-    network = [] if limits.network else ["--unshare-net"]
-    return [*_BWRAP, *network, "--bind", here, here, *hidden, "--chdir", here, "--", *python]
+def _data_fd(text: str) -> int:
+    """A descriptor bubblewrap reads ``text`` from (a pipe, already closed for writing)."""
+    read, write = os.pipe()
+    os.write(write, text.encode())
+    os.close(write)
+    return read
 
 
-def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run") -> ExecutionResult:
-    """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened."""
-    kind = _isolation(limits.isolation, limits.network)
-    why_not = _unavailable(kind, limits.network)
-    if why_not is not None:
-        return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
-    workdir = run_root / f"{name}-{uuid.uuid4().hex[:8]}"
+def _bwrap_command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int]) -> list[str]:
+    work, size = view.work, (["--size", str(limits.disk_mb * 1024 * 1024)] if _bwrap_sizes_tmpfs() else [])
+    args = [*_BWRAP, *([] if limits.network else ["--unshare-net"])]
+    for path in view.scratch:
+        args += [*size, "--tmpfs", path]
+    for path in view.read_only:
+        args += ["--ro-bind", path, path]
+    for target, link in view.links:
+        args += ["--symlink", target, link]
+    for path in view.covered:
+        args += ["--tmpfs", path, "--remount-ro", path] if Path(path).is_dir() else ["--dev-bind", "/dev/null", path]  # reads as empty
+    for name, fd in etc_fds.items():
+        args += ["--ro-bind-data", str(fd), f"/etc/{name}"]
+    args += ["--dev", "/dev", "--remount-ro", "/dev", "--size", str(_SHM_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc"]
+    args += [*size, "--tmpfs", work, "--ro-bind", f"{work}/main.py", f"{work}/main.py"]
+    return [*args, "--remount-ro", "/", "--chdir", work, "--"]
+
+
+def _etc_files(workdir: Path) -> dict[str, str]:
+    ids = {"uid": os.getuid(), "gid": os.getgid(), "home": str(workdir)}
+    return {"passwd": PASSWD.format(**ids), "group": GROUP.format(**ids)}
+
+
+def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str) -> ExecutionResult:
+    """Run ``code`` under ``kind`` isolation (known to work) in a fresh folder under ``run_root``."""
+    workdir = (run_root / f"{name}-{uuid.uuid4().hex[:8]}").resolve()
     (workdir / "tmp").mkdir(parents=True)
     (workdir / "main.py").write_text(code)
-    group = _make_cgroup(limits.max_processes)
     mb = 1024 * 1024
     rlimits = {
         "RLIMIT_CPU": limits.cpu_s,
@@ -387,50 +338,108 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
         "RLIMIT_NOFILE": 1024,
         "RLIMIT_CORE": 0,
     }
-    if group is None:  # ignored for root, but bounds an unprivileged user
+    groups = make_run_cgroups(limits.max_processes, limits.memory_mb)
+    if "pids" not in groups.groups:  # ignored for root, but bounds an unprivileged user
         rlimits["RLIMIT_NPROC"] = limits.max_processes
-    cmd = _command(kind, limits, workdir, rlimits)
-    if group is not None:
-        cmd = ["/bin/sh", "-c", _JOIN_CGROUP, "sh", str(group / "cgroup.procs"), *cmd]
+    contained = kind != "none"
+    config: dict[str, Any] = {"rlimits": rlimits, "cwd": str(workdir)}
+    prefix: list[str] = []
+    pass_fds: list[int] = []
+    control_read, root, view = None, None, None
+    if contained:
+        view = build_view(workdir, limits.inputs, limits.hidden, limits.network)
+        control_read, control_write = os.pipe()
+        pass_fds.append(control_write)
+        config.update(control_fd=control_write, wall_s=limits.wall_s, own_pid_namespace=True)
+        if kind == "bwrap":
+            etc_fds = {name: _data_fd(text) for name, text in _etc_files(workdir).items()}
+            pass_fds += etc_fds.values()
+            prefix = _bwrap_command(view, limits, etc_fds)
+        else:
+            root = workdir / ".sandbox-root"
+            root.mkdir()
+            config.update(view=view.as_config(), root=str(root), disk_bytes=limits.disk_mb * mb, etc=_etc_files(workdir))
+            prefix = _unshare_flags(limits.network)
+    cmd = [*prefix, sys.executable, "-I", "-c", _LAUNCHER, json.dumps(config)]
+    if groups.groups:
+        cmd = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", str(len(groups.procs_files)), *groups.procs_files, *cmd]
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
+        )  # fmt: skip
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
+    receiver = OutputReceiver(control_read, workdir, (limits.disk_mb + 64) * mb * 2) if control_read is not None else None
     readers = [_Capture(proc.stdout, limits.output_bytes), _Capture(proc.stderr, limits.output_bytes)]  # type: ignore[arg-type]  # both are PIPEs: not None
-    for reader in readers:
-        reader.start()
+    for thread in [*readers, *([receiver] if receiver else [])]:
+        thread.start()
     timed_out = False
     try:
-        proc.wait(timeout=limits.wall_s)
+        proc.wait(timeout=limits.wall_s + (_GRACE_S if contained else 0))
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
-        forks_refused = _forks_refused(group)
-        _kill_all(proc, group)
+        refused = _Refusals(groups.forks_refused(), groups.memory_kills())
+        _kill_all(proc, groups)
         proc.wait()
     for reader in readers:
         reader.join(timeout=5)
+    exit_code: int | None = proc.returncode
+    outputs_problem = None
+    if receiver is not None:
+        receiver.join(timeout=60)
+        outputs_problem = receiver.problem
+        if receiver.status is not None:
+            timed_out = timed_out or bool(receiver.status.get("timed_out"))
+            status = receiver.status.get("status")
+            exit_code = os.waitstatus_to_exitcode(status) if isinstance(status, int) else exit_code
+        elif exit_code is not None and exit_code > 128 and (exit_code - 128) in _SIGNALS:
+            exit_code = 128 - exit_code  # the wrapper reports a signal's death as 128 + signal
+    if root is not None:
+        try:
+            root.rmdir()
+        except OSError as exc:
+            log.warning("sandbox: %s not removed (%s)", root, exc)
     (stdout, out_cut), (stderr, err_cut) = readers[0].text(), readers[1].text()
+    if outputs_problem:
+        stderr += f"\nsandbox: {outputs_problem}\n"
     found, answer, problem = (False, None, None) if timed_out else _read_answer(stdout, workdir)
     result = ExecutionResult(
-        exit_code=None if timed_out else proc.returncode,
+        exit_code=None if timed_out else exit_code,
         stdout=stdout,
         stderr=stderr,
         stdout_truncated=out_cut,
         stderr_truncated=err_cut,
         timed_out=timed_out,
-        answer_found=found and proc.returncode == 0,
-        answer=answer if found and proc.returncode == 0 else None,
+        answer_found=found and exit_code == 0,
+        answer=answer if found and exit_code == 0 else None,
         wall_s=time.perf_counter() - started,
         workdir=str(workdir),
     )
-    if kind != "none" and result.exit_code is not None and result.exit_code > 128 and (result.exit_code - 128) in _SIGNALS:
-        result.exit_code = 128 - result.exit_code  # the wrapper reports a signal's death as 128 + signal
-    result.error = None if result.ok else _diagnose(result, limits, problem, forks_refused)
+    result.error = None if result.ok else _diagnose(result, limits, problem, refused, view)
     for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
         text = getattr(result, stream)
         if len(text) > _INLINE_CHARS:
             setattr(result, f"{stream}_ref", put_object(text, workdir / "outputs"))
             setattr(result, stream, f"{text[:_HEAD_CHARS]}\n... [{len(text) - _HEAD_CHARS - _TAIL_CHARS} characters: see {stream}_ref] ...\n{text[-_TAIL_CHARS:]}")
     return result
+
+
+def _kill_all(proc: subprocess.Popen[bytes], groups: RunCgroups) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    groups.kill_all_and_remove()
+
+
+def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run") -> ExecutionResult:
+    """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened."""
+    kind = _isolation(limits.isolation, limits.network)
+    why_not = _unavailable(kind, limits.network)
+    if why_not is not None:
+        return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
+    return _execute(code, run_root, limits, name, kind)

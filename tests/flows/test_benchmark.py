@@ -66,8 +66,8 @@ def test_wrong_cheating_and_malformed_tasks(workspace, tmp_path):
     assert not any(r.passed for k, r in records.items() if k[0] != "right")
     assert records[("wrong", 1, 1)].reason == "got 4.0, expected exactly 3.0" and records[("wrong", 1, 1)].answer == 4
     assert "inside prose" in records[("prose", 0, 2)].reason
-    if isolation_report()["hides_paths"]:
-        assert "JSONDecodeError" in records[("cheat", 1, 1)].reason  # its own task file reads as empty
+    if isolation_report()["allow_list"]:
+        assert "is outside the sandbox" in records[("cheat", 1, 1)].reason  # its own task file is not in its view
     assert summary.systems["reference"].passed == 4 and summary.systems["reference"].by_level == {"0": 0.25, "1": 0.25}
     assert len(summary.problems) == 1 and "broken.json: user_query: Field required" in summary.problems[0]
 

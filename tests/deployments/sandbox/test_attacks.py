@@ -1,13 +1,19 @@
 """Generated code that attacks its sandbox: each payload is stopped, explained to the agent, and leaves the machine healthy.
 
-The limits are the ones evoskill uses (``SandboxLimits.from_settings``), so what is hidden by default
-(store, trajectories, web accounts, config, credentials in the home folder) is what is tested.
+The limits are the ones evoskill uses (``SandboxLimits.from_settings``). The fixture builds a small machine
+around the run: a home folder with every credential evoskill knows of and a Prefect database, a workspace
+with its store, trajectories, web accounts and cookie key, a config file, another workspace, a sibling run
+folder holding a reference solution, and a benchmark answer file. Each attack runs under every isolation
+this machine has; where an isolation does not claim a property (SECURITY.md's table), the test asserts
+the documented weakness instead of skipping.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +25,15 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 
 CANARY = "sk-canary-7f3a9c"
+HOME_CREDENTIALS = [".ssh/id_ed25519", ".aws/credentials", ".azure/accessTokens.json", ".config/gcloud/credentials.db", ".config/gh/hosts.yml",
+                    ".kube/config", ".docker/config.json", ".gnupg/private-keys-v1.d/key.key", ".netrc", ".pypirc", ".git-credentials", ".npmrc"]  # fmt: skip
+HOME_OTHER = [".prefect/prefect.db", ".bash_history", ".cache/huggingface/token", "projects/notes.txt"]
+# What the issue grants generated code, written out here (not read from the sandbox's own code): the system's programs
+# and libraries, a few /etc files, the Python environment, its own run folder, its own /proc and /dev.
+ALLOWED_ETC = {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "mime.types", "nsswitch.conf", "fonts", "alternatives",
+               "os-release", "debian_version", "passwd", "group"}  # fmt: skip
+ALLOWED = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys/devices/system/cpu",
+           sys.prefix, sys.base_prefix, *(f"/etc/{name}" for name in ALLOWED_ETC)]  # fmt: skip
 
 
 def _host_processes_running(marker: str) -> list[str]:
@@ -35,8 +50,7 @@ def _host_processes_running(marker: str) -> list[str]:
 
 
 def _leftover_cgroups() -> list[Path]:
-    root = Path("/sys/fs/cgroup/pids")
-    return sorted(root.glob("evoskill-*")) if root.is_dir() else []
+    return sorted(Path("/sys/fs/cgroup").glob("**/evoskill-*")) if Path("/sys/fs/cgroup").is_dir() else []
 
 
 @pytest.fixture(params=["bwrap", "unshare", "none"])
@@ -53,28 +67,48 @@ def needs(isolation: dict[str, bool | str], what: str) -> None:
         pytest.skip(f"{isolation['isolation']} isolation does not give {what}: see SECURITY.md")
 
 
+def _plant(path: Path, text: str = CANARY) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
-def attack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: dict[str, bool | str]) -> Callable[..., ExecutionResult]:
-    """Run a payload under evoskill's own limits and each isolation (a fake home with an SSH key; an API key in the environment)."""
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Files generated code must not read, each holding the canary."""
     home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY----- canary")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     monkeypatch.setenv("EVOSKILL_LLM_API_KEY", CANARY)
+    config = _plant(tmp_path / "config" / "evoskill.toml", f'llm_api_key = "{CANARY}"\n')
+    monkeypatch.setenv("EVOSKILL_CONFIG", str(config))
+    ws = tmp_path / "ws"
+    files = {name: _plant(home / name) for name in [*HOME_CREDENTIALS, *HOME_OTHER]}
+    files |= {
+        "store": _plant(ws / "store" / "evoskill.skills.sqlite"),
+        "trajectory": _plant(ws / "trajectories" / "solve-1.json"),
+        "web accounts": _plant(ws / "web-users.json"),
+        "cookie key": _plant(ws / "web-secret"),
+        "config": config,
+        "other workspace": _plant(tmp_path / "other-ws" / "trajectories" / "solve-9.json"),
+        "sibling run": _plant(ws / "runs" / "reference-t1-0a1b2c3d" / "main.py", f"print({CANARY!r})"),
+        "answer file": _plant(tmp_path / "suite" / "task.json", f'{{"query": "...", "answer": "{CANARY}"}}'),
+    }
+    return files
+
+
+@pytest.fixture
+def attack(tmp_path: Path, world: dict[str, Path], isolation: dict[str, bool | str]) -> Callable[..., ExecutionResult]:
+    """Run a payload under evoskill's own limits and each isolation, in the world of the ``world`` fixture."""
     settings = Settings(
-        workspace=tmp_path / "ws", store_path=tmp_path / "ws" / "store", sandbox_hidden_paths=[tmp_path / "suite" / "task.json"],
-        sandbox_wall_s=20, sandbox_cpu_s=20, sandbox_memory_mb=1024, sandbox_max_processes=32, sandbox_file_size_mb=8,
+        workspace=tmp_path / "ws", sandbox_hidden_paths=[world["answer file"]],
+        sandbox_wall_s=20, sandbox_cpu_s=20, sandbox_memory_mb=1024, sandbox_disk_mb=64, sandbox_max_processes=32, sandbox_file_size_mb=8,
         sandbox_output_bytes=4000, sandbox_isolation=isolation["isolation"],
     )  # fmt: skip
-    (tmp_path / "suite").mkdir()
-    (tmp_path / "suite" / "task.json").write_text('{"query": "...", "answer": 9.9372}')
-    settings.store_root().mkdir(parents=True)
-    (settings.store_root() / "evoskill.skills.sqlite").write_text("skill code and answers")
     before = set(_leftover_cgroups())
 
-    def run(code: str, **limits: object) -> ExecutionResult:
-        base = SandboxLimits.from_settings(settings)
+    def run(code: str, inputs: tuple[Path, ...] = (), **limits: object) -> ExecutionResult:
+        base = SandboxLimits.from_settings(settings, inputs=inputs)
         return run_code(code, settings.run_root(), SandboxLimits(**{**base.__dict__, **limits}))
 
     yield run
@@ -90,51 +124,119 @@ def _answer(code: str) -> str:
     return f"import json, os\n{code}\n"
 
 
-def test_reading_the_stores_files_finds_nothing(attack, isolation, tmp_path):
-    needs(isolation, "namespaces")
-    store = tmp_path / "ws" / "store"
-    result = attack(_answer(f"print(json.dumps(os.listdir({str(store)!r})))"))
+# Reads each path; prints what it could read that holds the canary.
+_READ_ALL = """
+import json, os
+found = {}
+for name, path in json.loads(%r).items():
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        continue
+    if %r in text:
+        found[name] = path
+print(json.dumps(found))
+"""
+
+
+def test_no_secret_of_the_machine_is_readable(attack, isolation, world):
+    result = attack(_READ_ALL % (json.dumps({k: str(v) for k, v in world.items()}), CANARY))
+    assert result.ok
+    if isolation["allow_list"]:
+        assert result.answer == {}
+    else:  # documented: without namespaces generated code reads what the evoskill user can
+        assert set(result.answer) == set(world)
+
+
+def test_walking_the_filesystem_from_the_root_finds_nothing_outside_the_allow_list(attack, isolation):
+    needs(isolation, "allow_list")
+    walk = _answer(
+        f"allowed = [os.path.realpath(p) for p in {ALLOWED!r}] + [os.getcwd()]\n"
+        "def shown(path):\n"
+        "    return any(path == a or path.startswith(a.rstrip('/') + '/') for a in allowed)\n"
+        "readable = []\n"
+        "for top, dirs, files in os.walk('/'):\n"
+        "    dirs[:] = [d for d in dirs if not shown(os.path.join(top, d))]\n"
+        "    for name in files:\n"
+        "        path = os.path.join(top, name)\n"
+        "        if shown(path) or shown(os.path.realpath(path)):\n"
+        "            continue\n"
+        "        try:\n"
+        "            open(path, 'rb').close()\n"
+        "            readable.append(path)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "print(json.dumps(readable))"
+    )
+    result = attack(walk)
     assert result.ok and result.answer == []
-    assert (store / "evoskill.skills.sqlite").read_text() == "skill code and answers"
+    passwd = attack(_answer("print(json.dumps(open('/etc/passwd').read()))"))
+    assert passwd.ok and passwd.answer.startswith("sandbox:") and passwd.answer.count("\n") == 1  # not the machine's accounts
 
 
-def test_reading_a_benchmark_answer_file_finds_it_empty(attack, isolation, tmp_path):
-    needs(isolation, "namespaces")
-    result = attack(_answer(f"print(json.dumps(open({str(tmp_path / 'suite' / 'task.json')!r}).read()))"))
-    assert result.ok and result.answer == ""
+def test_another_run_folder_is_not_there(attack, isolation, world):
+    sibling = world["sibling run"].parent
+    result = attack(_answer(f"print(json.dumps([os.path.exists({str(sibling)!r}), os.listdir('..')]))"))
+    assert result.ok
+    if isolation["allow_list"]:
+        assert result.answer == [False, [Path(result.workdir).name]]
+    else:
+        assert result.answer[0] is True and sibling.name in result.answer[1]
 
 
-def test_reading_ssh_keys_finds_nothing(attack, isolation, tmp_path):
-    needs(isolation, "namespaces")
-    # Through the real home path: the code's own HOME is its run folder.
-    ssh = tmp_path / "home" / ".ssh"
-    result = attack(_answer(f"print(json.dumps([os.environ['HOME'] == os.getcwd(), os.listdir({str(ssh)!r})]))"))
-    assert result.ok and result.answer == [True, []]
+def test_a_granted_input_is_readable_and_read_only_and_a_hidden_path_in_it_stays_hidden(attack, isolation, tmp_path, world):
+    needs(isolation, "allow_list")
+    data = tmp_path / "data"
+    _plant(data / "structure.cif", "data_NaCl")
+    code = _answer(
+        f"text = open({str(data / 'structure.cif')!r}).read()\n"
+        "try:\n"
+        f"    open({str(data / 'new.txt')!r}, 'w')\n"
+        "    wrote = True\n"
+        "except OSError:\n"
+        "    wrote = False\n"
+        f"print(json.dumps([text, wrote, os.path.exists({str(tmp_path / 'home')!r})]))"
+    )
+    assert attack(code, inputs=(data,)).answer == ["data_NaCl", False, False]
+    # Granting a folder that holds a secret: the secret is covered inside it; granting a secret itself is refused.
+    home = world[".ssh/id_ed25519"].parents[1]
+    result = attack(_READ_ALL % (json.dumps({"key": str(world[".ssh/id_ed25519"]), "notes": str(home / "projects/notes.txt")}), CANARY),
+                    inputs=(home,))  # fmt: skip
+    assert result.ok and result.answer == {"notes": str(home / "projects/notes.txt")}
+    refused = attack(_READ_ALL % (json.dumps({"store": str(world["store"])}), CANARY), inputs=(world["store"],))
+    assert refused.ok and refused.answer == {}
 
 
 def test_api_keys_are_in_neither_the_environment_nor_any_process(attack, isolation):
-    needs(isolation, "namespaces")
     code = _answer(
-        "found = [k for k, v in os.environ.items() if 'canary' in v]\n"
+        "in_env = [k for k, v in os.environ.items() if 'canary' in v]\n"
+        "in_procs = []\n"
         "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
         "    try:\n"
         "        if b'canary' in open(f'/proc/{pid}/environ', 'rb').read():\n"
-        "            found.append(pid)\n"
+        "            in_procs.append(pid)\n"
         "    except OSError:\n"
         "        pass\n"
-        "print(json.dumps([found, len([p for p in os.listdir('/proc') if p.isdigit()])]))"
+        "print(json.dumps([in_env, in_procs, len([p for p in os.listdir('/proc') if p.isdigit()])]))"
     )
     result = attack(code)
     assert result.ok
-    found, processes = result.answer
-    assert found == [] and processes <= 3  # its own PID namespace: the launcher and the code, not the host's processes
-    assert CANARY not in result.stdout + result.stderr
+    in_env, in_procs, processes = result.answer
+    assert in_env == [] and CANARY not in result.stdout + result.stderr  # the environment is rebuilt under every isolation
+    if isolation["namespaces"]:
+        assert in_procs == [] and processes <= 3  # its own PID namespace: the launcher and the code, not the host's processes
+    else:  # documented: without a PID namespace the host's processes are visible
+        assert processes > 3
 
 
 def test_writing_outside_the_run_folder_is_refused(attack, isolation, tmp_path):
-    needs(isolation, "read_only_filesystem")
+    if not isolation["read_only_filesystem"]:  # documented: without namespaces the code writes wherever the user can
+        result = attack(_answer(f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('written')\nprint(1)"))
+        assert result.ok and (tmp_path / "outside.txt").read_text() == "written"
+        return
     targets = [str(tmp_path / "outside.txt"), str(tmp_path / "ws" / "runs" / "neighbour.txt"), str(tmp_path / "home" / ".bashrc"),
-               str(Path.cwd() / "evoskill-was-here.txt"), "/tmp/evoskill-was-here.txt"]  # fmt: skip
+               str(Path.cwd() / "evoskill-was-here.txt"), "/usr/evoskill-was-here.txt", "/evoskill-was-here.txt", "/dev/evoskill"]  # fmt: skip
     code = _answer(
         f"errors = []\nfor path in {targets!r}:\n"
         "    try:\n"
@@ -142,43 +244,68 @@ def test_writing_outside_the_run_folder_is_refused(attack, isolation, tmp_path):
         "    except OSError as exc:\n"
         "        errors.append(exc.strerror)\n"
         "open('inside.txt', 'w').write('fine')\n"
+        "open('/tmp/scratch.txt', 'w').write('private')\n"
+        "import tempfile\nwith tempfile.NamedTemporaryFile('w', delete=False, suffix='.txt') as fh:\n    fh.write('temporary')\n"
         "print(json.dumps(errors))"
     )
     try:
         result = attack(code)
-        written = [t for t in targets if Path(t).exists()]
+        written = [t for t in [*targets, "/tmp/scratch.txt"] if Path(t).exists()]
     finally:  # a failure of containment must not leave files behind
         for target in targets:
-            Path(target).unlink(missing_ok=True)
-    assert result.ok and result.answer == ["Read-only file system"] * len(targets) and written == []
+            if not target.startswith(("/usr", "/dev")):
+                Path(target).unlink(missing_ok=True)
+    # Where the run folder lies under /tmp, its /tmp is a private tmpfs holding it: writes there stay in the sandbox.
+    private = [t for t in targets if Path(t).is_relative_to("/tmp") and Path(result.workdir).is_relative_to("/tmp")]
+    assert result.ok and written == [] and len(result.answer) >= len(targets) - len(private)
+    assert set(result.answer) <= {"Read-only file system", "No such file or directory"}
     assert (Path(result.workdir) / "inside.txt").read_text() == "fine"
+    assert [f.read_text() for f in (Path(result.workdir) / "tmp").glob("*.txt")] in (["temporary"], ["temporary", "private"], ["private", "temporary"])  # its temporary files are kept with its outputs
     # Unhandled, the refusal reaches the agent as an error it can act on.
-    failed = attack(f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('pwned')\n")
+    failed = attack("open('/home/evoskill-was-here.txt', 'w').write('pwned')\n")
+    assert not failed.ok and "/home/evoskill-was-here.txt is outside the sandbox" in failed.error and "current folder" in failed.error
+    failed = attack("open('/usr/pwned.txt', 'w').write('pwned')\n")
     assert not failed.ok and "outside its run folder" in failed.error and "current folder" in failed.error
 
 
-def test_undoing_the_containment_is_refused(attack, isolation, tmp_path):
+def test_undoing_the_containment_is_refused(attack, isolation):
     needs(isolation, "read_only_filesystem")
-    store = tmp_path / "ws" / "store"
     code = _answer(
         "import subprocess\n"
-        f"umount = subprocess.run(['umount', {str(store)!r}], capture_output=True).returncode\n"
+        "umount = subprocess.run(['umount', '-l', '/usr'], capture_output=True).returncode\n"
+        "remount = subprocess.run(['mount', '-o', 'remount,rw', '/usr'], capture_output=True).returncode\n"
+        "mounted = subprocess.run(['mount', '-t', 'tmpfs', 'none', '/tmp'], capture_output=True).returncode\n"
         "try:\n"
-        "    open('/sys/fs/cgroup/pids/cgroup.procs', 'w').write(str(os.getpid()))\n"
-        "    escaped = True\n"
+        "    open('/usr/pwned', 'w')\n"
+        "    writable = True\n"
         "except OSError:\n"
-        "    escaped = False\n"
+        "    writable = False\n"
         "disks = [d for d in os.listdir('/dev') if d.startswith(('sd', 'vd', 'nvme', 'xvd'))]\n"
-        "print(json.dumps([umount != 0, escaped, disks, os.listdir(" + repr(str(store)) + ")]))"
+        "print(json.dumps([umount != 0, remount != 0, mounted != 0, writable, disks, os.path.exists('/sys/fs/cgroup')]))"
     )
     result = attack(code)
-    assert result.ok and result.answer == [True, False, [], []]
+    assert result.ok and result.answer == [True, True, True, False, [], False]
 
 
 def test_opening_a_network_connection_is_refused(attack, isolation):
-    needs(isolation, "namespaces")
-    result = attack("import socket\nsocket.create_connection(('192.0.2.1', 80), timeout=5)\n")
-    assert not result.ok and "network" in result.error and "EVOSKILL_SANDBOX_NETWORK" in result.error
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    code = _answer(f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n    print(json.dumps('connected'))\n"
+                   "except OSError as exc:\n    print(json.dumps(exc.strerror))")  # fmt: skip
+    try:
+        result = attack(code)
+        unhandled = attack("import socket\nsocket.create_connection(('192.0.2.1', 80), timeout=5)\n")
+    finally:
+        listener.close()
+    if isolation["namespaces"]:
+        assert result.ok and result.answer in ("Connection refused", "Network is unreachable")  # its own empty network namespace
+        assert not unhandled.ok and "network" in unhandled.error and "EVOSKILL_SANDBOX_NETWORK" in unhandled.error
+    else:  # documented: without namespaces the network is the host's
+        assert result.answer == "connected"
 
 
 def test_a_fork_bomb_is_stopped(attack, isolation):
@@ -195,6 +322,42 @@ def test_a_fork_bomb_is_stopped(attack, isolation):
 def test_allocating_far_beyond_the_memory_limit_is_stopped(attack):
     result = attack("blocks = [bytearray(256 * 1024**2) for _ in range(64)]\nprint(len(blocks))\n", memory_mb=512)
     assert not result.ok and "memory" in result.error and "512 MB" in result.error
+
+
+def test_several_processes_together_cannot_exceed_the_memory_limit(attack, isolation):
+    needs(isolation, "memory_cgroup")
+    # Each child stays under the per-process limit (300 of 512 MB); four of them together do not.
+    code = (
+        "import os, sys, time\nkids = []\n"
+        "for _ in range(4):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        block = b'1' * (300 * 1024**2)\n"
+        "        time.sleep(2)\n"
+        "        os._exit(0)\n"
+        "    kids.append(pid)\n"
+        "statuses = [os.waitpid(pid, 0)[1] for pid in kids]\n"
+        "sys.exit(0 if not any(statuses) else 1)\n"
+    )
+    result = attack(code, memory_mb=512)
+    assert not result.ok and "processes together went over the run's 512 MB limit" in result.error
+
+
+def test_many_small_files_cannot_fill_the_disk(attack, isolation):
+    code = (
+        "import os\nblock = b'0' * 1024**2\n"  # 1 MB files, each far under the 8 MB file-size limit
+        "for i in range(64):\n"
+        "    with open(f'part-{i}.bin', 'wb') as fh:\n"
+        "        fh.write(block)\n"
+        "print(1)\n"
+    )
+    result = attack(code, disk_mb=16)
+    kept = list(Path(result.workdir).glob("part-*.bin"))
+    if isolation["disk_bound"]:
+        assert not result.ok and "16 MB disk limit" in result.error
+        assert len(kept) >= 8 and sum(f.stat().st_size for f in kept) <= 16 * 1024**2  # what it wrote in bounds is kept
+    else:  # documented: without a size-limited run folder only each file's size is bounded
+        assert result.ok and len(kept) == 64
 
 
 def test_an_infinite_loop_is_killed(attack):

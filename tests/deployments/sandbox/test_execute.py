@@ -72,8 +72,8 @@ def test_memory_hog_is_stopped(tmp_path):
 def test_fork_bomb_is_contained(tmp_path):
     if not isolation_report()["pids_cgroup"] and os.geteuid() == 0:
         pytest.skip("no pids cgroup, and RLIMIT_NPROC does not bind root")
-    # 2**8 processes wanted; the process limit stops it at 16.
-    code = "import os, time\nfor _ in range(8):\n    os.fork()\n    time.sleep(0.05)\nprint(1)\n"
+    # 64 sleeping children wanted; the process limit stops it at 16.
+    code = "import os, time\nfor _ in range(64):\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)\nprint(1)\n"
     result = run(code, tmp_path, wall_s=10, max_processes=16)
     assert not result.ok and "processes" in result.error
     time.sleep(0.2)
@@ -135,22 +135,24 @@ def test_runs_in_its_own_clean_folder(tmp_path):
     assert os.path.realpath(Path(result.workdir)) != os.getcwd()
 
 
-@pytest.mark.skipif(not isolation_report()["hides_paths"], reason="no mount namespace: hidden paths cannot be enforced here")
-def test_hidden_files_and_folders_cannot_be_read(tmp_path):
-    secret_dir = tmp_path / "store"
-    secret_dir.mkdir()
+@pytest.mark.skipif(not isolation_report()["allow_list"], reason="no mount namespace: the view cannot be enforced here")
+def test_only_granted_paths_are_visible_and_hidden_ones_inside_them_are_covered(tmp_path):
+    data = tmp_path / "data"
+    secret_dir = data / "store"
+    secret_dir.mkdir(parents=True)
     (secret_dir / "skills.json").write_text('{"answer": 9.9372}')
-    answer_file = tmp_path / "task.json"
+    answer_file = data / "task.json"
     answer_file.write_text('{"answer": 9.9372}')
     code = (
         "import json, os\n"
-        f"print(json.dumps([os.listdir({str(secret_dir)!r}), open({str(answer_file)!r}).read()]))\n"
+        f"print(json.dumps([os.path.exists({str(data)!r}) and os.listdir({str(secret_dir)!r}), os.path.exists({str(data)!r}) and open({str(answer_file)!r}).read()]))\n"
     )
     inside = secret_dir / "skills.json"  # already covered by its hidden folder
-    result = run(code, tmp_path / "runs", hidden=(str(secret_dir), str(inside), str(answer_file)))
+    assert run(code, tmp_path / "runs").answer == [False, False]  # not granted: not there at all
+    result = run(code, tmp_path / "runs", inputs=(str(data),), hidden=(str(secret_dir), str(inside), str(answer_file)))
     assert result.ok and result.answer == [[], ""]
     assert (secret_dir / "skills.json").exists() and "9.9372" in answer_file.read_text()  # untouched outside
-    visible = run(code, tmp_path / "runs2")
+    visible = run(code, tmp_path / "runs2", inputs=(str(data),))
     assert visible.answer == [["skills.json"], '{"answer": 9.9372}']
 
 
@@ -174,3 +176,11 @@ def test_limits_default_to_the_settings_defaults():
 
     defaults = Settings.model_construct()  # every field at its default, no environment
     assert replace(SandboxLimits.from_settings(defaults), hidden=()) == SandboxLimits()
+
+
+def test_granted_inputs_come_from_the_settings_and_the_caller(tmp_path):
+    from deployments.settings import Settings
+
+    settings = Settings(workspace=tmp_path / "ws", sandbox_inputs=[tmp_path / "shared-data"])
+    limits = SandboxLimits.from_settings(settings, inputs=[tmp_path / "in.cif"])
+    assert limits.inputs == (str((tmp_path / "shared-data").resolve()), str((tmp_path / "in.cif").resolve()))

@@ -1,0 +1,173 @@
+"""What generated code may see: an allow-list of paths, everything else absent.
+
+The view holds the system's programs and libraries (``/usr`` and the ``/bin``, ``/lib`` links), the few
+``/etc`` files the dynamic linker, Python and the scientific packages read, the Python environment
+(read-only), the paths a caller grants for this run (read-only), and the run's own folder (read-write,
+size-limited). ``/tmp`` is a link into the run folder. No home folder, workspace, Prefect home or other
+run folder is in it. A hidden path that falls inside a granted one is covered again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+__all__ = ["SandboxView", "build_view", "python_paths"]
+
+log = logging.getLogger(__name__)
+
+# Top-level links or folders of the system's programs and libraries (a link on merged-/usr systems).
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# /etc entries read by the dynamic linker, Python, fontconfig and the scientific packages; nothing about users or hosts.
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "mime.types", "nsswitch.conf", "fonts", "alternatives",
+        "os-release", "debian_version")  # fmt: skip
+# Only with the network on: name resolution and certificates.
+_ETC_NETWORK = ("resolv.conf", "hosts", "host.conf", "gai.conf", "ssl", "ca-certificates", "pki")
+# Read-only system facts numerical libraries use to size their thread pools.
+_SYS = ("/sys/devices/system/cpu",)
+# The sandbox's own user: programs that look themselves up by uid find this, not the machine's accounts.
+PASSWD = "sandbox:x:{uid}:{gid}:sandbox:{home}:/bin/sh\n"
+GROUP = "sandbox:x:{gid}:\n"
+
+
+@dataclass(frozen=True)
+class SandboxView:
+    """The paths a run sees, as absolute host paths shown at the same place."""
+
+    work: str
+    read_only: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (target, link)
+    scratch: tuple[str, ...] = ()  # /tmp or /var/tmp where a shown path lies under it: its own size-limited tmpfs, else a link into the run folder
+    covered: tuple[str, ...] = ()  # hidden paths inside a read-only one: shown empty
+    refused: tuple[str, ...] = field(default=(), compare=False)  # granted inputs that were not granted (hidden)
+
+    def as_config(self) -> dict[str, object]:
+        """The view as JSON-able data for the launcher that builds it itself (the ``unshare`` fallback)."""
+        return {"work": self.work, "read_only": list(self.read_only), "links": [list(pair) for pair in self.links],
+                "covered": list(self.covered), "scratch": list(self.scratch)}  # fmt: skip
+
+
+def _distribution_sources() -> list[Path]:
+    """Source folders of editable installs (other than evoskill's own project, which generated code does not import)."""
+    found = []
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        text = dist.read_text("direct_url.json")
+        if not text or name == "evoskill":
+            continue
+        try:
+            info = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if info.get("dir_info", {}).get("editable") and str(info.get("url", "")).startswith("file://"):
+            found.append(Path(unquote(urlparse(info["url"]).path)))
+    return found
+
+
+def _pth_folders(site_dirs: Iterable[str]) -> list[Path]:
+    """Folders named on plain lines of ``.pth`` files (old-style development installs)."""
+    found = []
+    for site_dir in site_dirs:
+        for pth in Path(site_dir).glob("*.pth"):
+            try:
+                lines = pth.read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ")) and Path(line).is_absolute() and Path(line).is_dir():
+                    found.append(Path(line))
+    return found
+
+
+@cache
+def python_paths() -> tuple[str, ...]:
+    """The Python environment generated code runs in: prefixes, the real interpreter, development installs."""
+    import site
+
+    real_exe = Path(sys.executable).resolve()
+    paths = [Path(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}]
+    paths += [Path(sys.executable).parent, real_exe.parent.parent if real_exe.parent.name == "bin" else real_exe.parent]
+    paths += _distribution_sources() + _pth_folders(site.getsitepackages())
+    return _outermost(p.resolve() for p in paths if p.exists())
+
+
+def _outermost(paths: Iterable[Path]) -> tuple[str, ...]:
+    """The paths without those inside another one, sorted."""
+    unique = sorted(set(paths), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in unique:
+        if not any(k == path or k in path.parents for k in kept):
+            kept.append(path)
+    return tuple(sorted(str(p) for p in kept))
+
+
+def _inside(path: Path, folders: Iterable[Path]) -> bool:
+    return any(f == path or f in path.parents for f in folders)
+
+
+def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False) -> SandboxView:
+    """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out."""
+    hidden_paths = [Path(h).resolve() for h in hidden]
+    read_only: list[Path] = []
+    links: list[tuple[str, str]] = []
+    for top in _SYSTEM_DIRS:
+        path = Path(top)
+        if path.is_symlink():
+            links.append((os.readlink(path), top))
+        elif path.is_dir():
+            read_only.append(path)
+    etc = [*_ETC, *(_ETC_NETWORK if network else ())]
+    read_only += [Path("/etc") / name for name in etc if (Path("/etc") / name).exists()]
+    read_only += [Path(p) for p in _SYS if Path(p).is_dir()]
+    read_only += [Path(p) for p in python_paths()]
+    refused = []
+    for raw in inputs:
+        path = Path(raw).resolve()
+        if not path.exists():
+            refused.append(str(raw))
+            log.warning("sandbox: input %s does not exist; not granted", raw)
+        elif _inside(path, hidden_paths):
+            refused.append(str(raw))
+            log.warning("sandbox: input %s is a hidden path (the store, trajectories, credentials or an answer file); not granted", raw)
+        else:
+            read_only.append(path)
+    work = work.resolve()
+    shown = _outermost(read_only)
+    python = [Path(p) for p in python_paths()]
+    covered = []
+    for h in hidden_paths:
+        if not h.exists() or not _inside(h, map(Path, shown)) or _inside(work, [h]):
+            continue
+        if any(_inside(p, [h]) for p in python):
+            log.warning("sandbox: not hiding %s: it holds the Python environment", h)
+            continue
+        covered.append(h)
+    covered = [h for h in covered if not any(c != h and c in h.parents for c in covered)]
+    scratch = []
+    for folder in (Path("/tmp"), Path("/var/tmp")):
+        if any(folder in p.parents for p in [work, *map(Path, shown)]):
+            scratch.append(str(folder))
+        else:
+            links.append((str(work / "tmp"), str(folder)))
+    return SandboxView(
+        work=str(work),
+        scratch=tuple(scratch),
+        read_only=shown,
+        links=tuple(links),
+        covered=tuple(str(h) for h in covered),
+        refused=tuple(refused),
+    )
+
+
+def view_paths(view: SandboxView) -> list[str]:
+    """Every path the view shows, for reports and tests: read-only ones, the run folder, and the kernel's own."""
+    return [*view.read_only, view.work, "/proc", "/dev"]
