@@ -210,6 +210,7 @@ def _report(
         f"# evoskill benchmark {run.id}\n\n{len(loaded.tasks)} tasks × levels {config['levels']} × {config['reps']} repetitions; "
         f"backend {settings.llm_backend}{' ' + settings.llm_model if settings.llm_model else ''}; "
         f"answer files hidden from generated code: {'yes' if run.answers_hidden else 'NO (no mount namespace here)'}"
+        + (" (each run sees only its own folder: no task file, store, record or other system's or repetition's run)" if run.answers_hidden else "")
         + ("\n\nTask files not loaded:\n" + "\n".join(f"- {p}" for p in loaded.problems) if loaded.problems else "")
     )
     markdown, plots = write_report(summaries, header, folder, cases)

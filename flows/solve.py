@@ -241,14 +241,18 @@ def solve(
     session: str | None = None,
     user: str | None = None,
     defer_learning: bool = False,
+    inputs: list[str] | None = None,
 ) -> SolveResult:
     """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn.
 
     With ``defer_learning`` (the chat), an accepted answer becomes a skill only when the user says 'satisfied'.
+    ``inputs``: files or folders the question's code may read (read-only), besides the configured ``sandbox_inputs``.
     """
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
     settings = get_settings(llm_backend=backend, llm_model=model)
+    if inputs:
+        settings = settings.model_copy(update={"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in inputs)]})
     if defer_learning and not is_feedback(query):
         settings = settings.model_copy(update={"learn": False})
     return run_solve(query, settings, session=session, user=user)

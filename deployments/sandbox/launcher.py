@@ -12,17 +12,19 @@ uses the standard library only. In order it:
    written in a run folder that lives only in the sandbox are kept.
 """
 
-import ctypes
+from __future__ import annotations
+
 import json
 import os
-import platform
 import resource
 import select
 import signal
 import sys
 import time
-import traceback
-from typing import Any, NoReturn
+
+TYPE_CHECKING = False  # read as true by type checkers; importing typing would cost milliseconds at every start
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 8192, 16384, 1 << 18
 MNT_DETACH = 2
@@ -31,8 +33,7 @@ SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 FAILED_SETUP = 97
 
-libc = ctypes.CDLL(None, use_errno=True)
-
+libc: Any = None  # the C library, loaded (with ctypes) only to build a view
 
 def fail(message: str) -> NoReturn:
     sys.stderr.write(f"sandbox: {message}; refusing to run\n")
@@ -42,6 +43,8 @@ def fail(message: str) -> NoReturn:
 
 def check(result: int, what: str) -> None:
     if result != 0:
+        import ctypes
+
         fail(f"{what} ({os.strerror(ctypes.get_errno())})")
 
 
@@ -81,6 +84,8 @@ def drop_capabilities() -> None:
         if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    import ctypes
+
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
     check(libc.capset(header, data), "could not drop capabilities")
@@ -89,7 +94,7 @@ def drop_capabilities() -> None:
 def pivot(new_root: str) -> None:
     """Make ``new_root`` the root and detach the old one."""
     os.chdir(new_root)
-    number = SYS_PIVOT_ROOT.get(platform.machine())
+    number = SYS_PIVOT_ROOT.get(os.uname().machine)
     if number is not None and libc.syscall(number, b".", b".") == 0:
         check(libc.umount2(b".", MNT_DETACH), "could not detach the old root")
     else:  # no pivot_root here: move the new root over / and enter it
@@ -100,6 +105,10 @@ def pivot(new_root: str) -> None:
 
 def build_view(cfg: dict[str, Any]) -> None:
     """The allow-list view as a new root (the ``unshare`` fallback; bubblewrap builds it from its arguments)."""
+    global libc
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
     view, root = cfg["view"], cfg["root"]
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
@@ -154,6 +163,8 @@ def start_main(rlimits: dict[str, int]) -> None:
     except SystemExit:
         raise
     except BaseException as exc:
+        import traceback
+
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -198,16 +209,18 @@ def kill_the_rest() -> None:
 
 def send_outputs(fd: int, status: int | None, timed_out: bool) -> None:
     """A status line, then the run folder's files (but main.py) as an uncompressed tar stream."""
-    import tarfile
-
     with os.fdopen(fd, "wb") as out:
         out.write((json.dumps({"status": status, "timed_out": timed_out}) + "\n").encode())
         out.flush()
+        names = [name for name in sorted(os.listdir(".")) if name != "main.py"]
+        if names == ["tmp"] and not os.listdir("tmp"):
+            return  # nothing written: no archive
+        import tarfile
+
         try:
             with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-                for name in sorted(os.listdir(".")):
-                    if name != "main.py":
-                        tar.add(name, recursive=True)
+                for name in names:
+                    tar.add(name, recursive=True)
         except (OSError, tarfile.TarError) as exc:
             sys.stderr.write(f"sandbox: outputs not all kept ({exc})\n")
 

@@ -8,8 +8,8 @@ the run could have written.
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import tarfile
 import threading
 from pathlib import Path
@@ -46,7 +46,7 @@ class OutputReceiver(threading.Thread):
         self.files = 0
 
     def run(self) -> None:
-        with os.fdopen(self.fd, "rb", buffering=_READ) as stream:
+        with io.BufferedReader(io.FileIO(self.fd, "rb"), buffer_size=_READ) as stream:
             line = stream.readline(4096)
             try:
                 self.status = json.loads(line) if line.strip() else None
@@ -55,7 +55,8 @@ class OutputReceiver(threading.Thread):
             if self.status is None:
                 self.problem = "the run's outputs were not handed back (the sandbox's launcher did not finish)"
                 return
-            self._unpack(_Bounded(stream, self.cap))
+            if stream.peek(1):  # no archive: the run wrote nothing
+                self._unpack(_Bounded(stream, self.cap))
             stream.read()  # drain, so the launcher never blocks on a full pipe
 
     def _unpack(self, stream: _Bounded) -> None:

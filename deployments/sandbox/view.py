@@ -97,75 +97,74 @@ def python_paths() -> tuple[str, ...]:
     paths = [Path(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}]
     paths += [Path(sys.executable).parent, real_exe.parent.parent if real_exe.parent.name == "bin" else real_exe.parent]
     paths += _distribution_sources() + _pth_folders(site.getsitepackages())
-    return _outermost(p.resolve() for p in paths if p.exists())
+    return _outermost(str(p.resolve()) for p in paths if p.exists())
 
 
-def _outermost(paths: Iterable[Path]) -> tuple[str, ...]:
+def _outermost(paths: Iterable[str]) -> tuple[str, ...]:
     """The paths without those inside another one, sorted."""
-    unique = sorted(set(paths), key=lambda p: len(p.parts))
-    kept: list[Path] = []
-    for path in unique:
-        if not any(k == path or k in path.parents for k in kept):
+    kept: list[str] = []
+    for path in sorted(set(paths), key=lambda p: p.count("/")):
+        if not _inside(path, kept):
             kept.append(path)
-    return tuple(sorted(str(p) for p in kept))
+    return tuple(sorted(kept))
 
 
-def _inside(path: Path, folders: Iterable[Path]) -> bool:
-    return any(f == path or f in path.parents for f in folders)
+def _inside(path: str, folders: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one (absolute, resolved paths)."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False) -> SandboxView:
-    """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out."""
-    hidden_paths = [Path(h).resolve() for h in hidden]
-    read_only: list[Path] = []
+@cache
+def _system_view(network: bool) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The part of every view that does not depend on the run: system folders, /etc files, Python (read-only), links."""
+    read_only: list[str] = []
     links: list[tuple[str, str]] = []
     for top in _SYSTEM_DIRS:
         path = Path(top)
         if path.is_symlink():
             links.append((os.readlink(path), top))
         elif path.is_dir():
-            read_only.append(path)
+            read_only.append(top)
     etc = [*_ETC, *(_ETC_NETWORK if network else ())]
-    read_only += [Path("/etc") / name for name in etc if (Path("/etc") / name).exists()]
-    read_only += [Path(p) for p in _SYS if Path(p).is_dir()]
-    read_only += [Path(p) for p in python_paths()]
-    refused = []
+    read_only += [f"/etc/{name}" for name in etc if (Path("/etc") / name).exists()]
+    read_only += [p for p in _SYS if Path(p).is_dir()]
+    read_only += python_paths()
+    return _outermost(read_only), tuple(links)
+
+
+def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False) -> SandboxView:
+    """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out."""
+    hidden_paths = [str(Path(h).resolve()) for h in hidden]
+    system, system_links = _system_view(network)
+    granted, refused = [], []
     for raw in inputs:
-        path = Path(raw).resolve()
-        if not path.exists():
+        path = str(Path(raw).resolve())
+        if not Path(path).exists():
             refused.append(str(raw))
             log.warning("sandbox: input %s does not exist; not granted", raw)
         elif _inside(path, hidden_paths):
             refused.append(str(raw))
             log.warning("sandbox: input %s is a hidden path (the store, trajectories, credentials or an answer file); not granted", raw)
         else:
-            read_only.append(path)
-    work = work.resolve()
-    shown = _outermost(read_only)
-    python = [Path(p) for p in python_paths()]
+            granted.append(path)
+    here = str(work.resolve())
+    shown = _outermost([*system, *granted]) if granted else system
     covered = []
     for h in hidden_paths:
-        if not h.exists() or not _inside(h, map(Path, shown)) or _inside(work, [h]):
+        if not _inside(h, shown) or _inside(here, [h]) or not Path(h).exists():
             continue
-        if any(_inside(p, [h]) for p in python):
+        if any(_inside(p, [h]) for p in python_paths()):
             log.warning("sandbox: not hiding %s: it holds the Python environment", h)
             continue
         covered.append(h)
-    covered = [h for h in covered if not any(c != h and c in h.parents for c in covered)]
-    scratch = []
-    for folder in (Path("/tmp"), Path("/var/tmp")):
-        if any(folder in p.parents for p in [work, *map(Path, shown)]):
-            scratch.append(str(folder))
+    covered = [h for h in covered if not _inside(h, [c for c in covered if c != h])]
+    links, scratch = list(system_links), []
+    for folder in ("/tmp", "/var/tmp"):
+        if any(_inside(p, [folder]) and p != folder for p in [here, *shown]):
+            scratch.append(folder)
         else:
-            links.append((str(work / "tmp"), str(folder)))
-    return SandboxView(
-        work=str(work),
-        scratch=tuple(scratch),
-        read_only=shown,
-        links=tuple(links),
-        covered=tuple(str(h) for h in covered),
-        refused=tuple(refused),
-    )
+            links.append((f"{here}/tmp", folder))
+    return SandboxView(work=here, scratch=tuple(scratch), read_only=shown, links=tuple(links), covered=tuple(covered), refused=tuple(refused))
 
 
 def view_paths(view: SandboxView) -> list[str]:

@@ -58,17 +58,24 @@ def test_wrong_cheating_and_malformed_tasks(workspace, tmp_path):
     cheat_code = f"import json\nprint(json.dumps(json.load(open({str(cheat)!r}))['answer']))\n"
     data = json.loads(cheat.read_text())
     cheat.write_text(json.dumps({**data, "solution_code_or_process": cheat_code}))
+    # Walks up from its run folder for the other runs' solutions and answers (the other tasks, the other repetition).
+    peek = ("import json, os\nfound = [os.path.join(top, f) for top, _, files in os.walk('../..') for f in files\n"
+            "         if f in ('main.py', 'result.json') and os.path.realpath(top) != os.getcwd()]\nprint(json.dumps(len(found)))\n")  # fmt: skip
+    task_file(suite, "peek", peek, answer=0)
     (suite / "broken.json").write_text('{"id": "broken", "answer": 1}')
     summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[0, 1])
     records = {(r.task_id, r.level, r.rep): r for r in open_store(get_settings()).all(BenchmarkRecord, {"run_id": summary.run_id})}
-    assert len(records) == summary.runs == 4 * 2 * 2
+    assert len(records) == summary.runs == 5 * 2 * 2
     assert all(r.passed for k, r in records.items() if k[0] == "right")
-    assert not any(r.passed for k, r in records.items() if k[0] != "right")
+    assert not any(r.passed for k, r in records.items() if k[0] not in ("right", "peek"))
+    if isolation_report()["allow_list"]:
+        assert all(r.passed for k, r in records.items() if k[0] == "peek"), [r.answer for k, r in records.items() if k[0] == "peek"]
+        assert "each run sees only its own folder" in (Path(summary.report_dir) / "report.md").read_text()
     assert records[("wrong", 1, 1)].reason == "got 4.0, expected exactly 3.0" and records[("wrong", 1, 1)].answer == 4
     assert "inside prose" in records[("prose", 0, 2)].reason
     if isolation_report()["allow_list"]:
         assert "is outside the sandbox" in records[("cheat", 1, 1)].reason  # its own task file is not in its view
-    assert summary.systems["reference"].passed == 4 and summary.systems["reference"].by_level == {"0": 0.25, "1": 0.25}
+    assert summary.systems["reference"].passed == 4 + 4 * isolation_report()["allow_list"]
     assert len(summary.problems) == 1 and "broken.json: user_query: Field required" in summary.problems[0]
 
 

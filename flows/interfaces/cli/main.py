@@ -1,6 +1,6 @@
 """The ``evoskill`` command line.
 
-    evoskill solve "QUESTION" [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
+    evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
     evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
     evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
     evoskill learn TASK.json...
@@ -26,6 +26,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
@@ -64,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--model", help="model name for the backend")
     solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
     solve.add_argument("--plan", action="store_true", help="multi-step question: plan sub-tasks, solve each, replan on failure")
+    solve.add_argument(
+        "--input", action="append", default=[], metavar="PATH",
+        help="a file or folder the question needs (e.g. a structure file); generated code may read it, read-only. Repeatable",
+    )  # fmt: skip
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
     add_bench_parser(sub)
@@ -138,6 +143,10 @@ def _solve(args: argparse.Namespace) -> int:
     if args.plan and args.session:
         print("evoskill solve: --plan does not take --session", file=sys.stderr)
         return 2
+    missing = [path for path in args.input if not Path(path).exists()]
+    if missing:
+        print(f"evoskill solve: --input {missing[0]}: no such file or folder", file=sys.stderr)
+        return 2
     from deployments.llm.transport import LLMError
     from deployments.prefect_server import prefect_runtime
     from deployments.progress import add_listener
@@ -152,9 +161,10 @@ def _solve(args: argparse.Namespace) -> int:
         with prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
             if args.plan:
-                return _print_plan(_planned(args.query, settings), args.json)
+                granted = {"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in args.input)]}
+                return _print_plan(_planned(args.query, settings.model_copy(update=granted)), args.json)
             ensure_starter_library(settings)
-            result = solve(args.query, backend=args.backend, model=args.model, session=args.session)
+            result = solve(args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input)
     except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1

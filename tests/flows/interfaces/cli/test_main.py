@@ -51,3 +51,23 @@ def test_bad_setting_is_reported_not_raised(scripted, capsys, monkeypatch):
     monkeypatch.setenv("EVOSKILL_DEBUG_STRATEGIES", '["guessing"]')
     assert main(["solve", N2_QUERY]) == 1
     assert "unknown debug strategies" in capsys.readouterr().err
+
+
+def test_a_missing_input_is_a_usage_error(capsys, tmp_path):
+    assert main(["solve", "what is in it?", "--input", str(tmp_path / "nowhere.cif")]) == 2
+    assert f"--input {tmp_path / 'nowhere.cif'}: no such file or folder" in capsys.readouterr().err
+
+
+def test_an_input_is_readable_by_the_questions_code_when_granted(scripted, capsys, tmp_path):
+    from deployments.sandbox.execute import isolation_report
+
+    if not isolation_report()["allow_list"]:
+        pytest.skip("no mount namespace: every file is readable here")
+    data = tmp_path / "data" / "lattice.txt"
+    data.parent.mkdir()
+    data.write_text("3.61")
+    code = f"import json\nprint(json.dumps(float(open({str(data)!r}).read())))\n"
+    question = f"Read the lattice constant in {data} and return it as a float."
+    scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": code}}])
+    assert main(["solve", question, "--json", "--input", str(data.parent)]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == 3.61
