@@ -189,10 +189,13 @@ def _limit(folder: Path, v2: bool, controller: str, max_processes: int, memory_b
             (folder / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
 
 
-def make_run_cgroups(max_processes: int, memory_mb: int) -> RunCgroups:
-    """A fresh group per available controller with the run's limits (a controller that fails is left out, warned)."""
+def make_run_cgroups(max_processes: int, memory_mb: int, label: str = "") -> RunCgroups:
+    """A fresh group per available controller with the run's limits (a controller that fails is left out, warned).
+
+    The groups are named ``evoskill-<label>`` (the run folder's name, unique), so an administrator sees which run a group is.
+    """
     run = RunCgroups()
-    name = f"{_PREFIX}{uuid.uuid4().hex[:12]}"
+    name = f"{_PREFIX}{label or uuid.uuid4().hex[:12]}"
     for controller in ("pids", "memory"):
         where = _hierarchy(controller)
         if where is None:

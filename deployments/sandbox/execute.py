@@ -339,7 +339,7 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
         "RLIMIT_NOFILE": 1024,
         "RLIMIT_CORE": 0,
     }
-    groups = make_run_cgroups(limits.max_processes, limits.memory_mb)
+    groups = make_run_cgroups(limits.max_processes, limits.memory_mb, workdir.name)
     if "pids" not in groups.groups:  # ignored for root, but bounds an unprivileged user
         rlimits["RLIMIT_NPROC"] = limits.max_processes
     contained = kind != "none"

@@ -105,7 +105,6 @@ def attack(tmp_path: Path, world: dict[str, Path], isolation: dict[str, bool | s
         sandbox_wall_s=20, sandbox_cpu_s=20, sandbox_memory_mb=1024, sandbox_disk_mb=64, sandbox_max_processes=32, sandbox_file_size_mb=8,
         sandbox_output_bytes=4000, sandbox_isolation=isolation["isolation"],
     )  # fmt: skip
-    before = set(_leftover_cgroups())
 
     def run(code: str, inputs: tuple[Path, ...] = (), **limits: object) -> ExecutionResult:
         base = SandboxLimits.from_settings(settings, inputs=inputs)
@@ -117,7 +116,8 @@ def attack(tmp_path: Path, world: dict[str, Path], isolation: dict[str, bool | s
     assert after.ok and after.answer == 4
     time.sleep(0.2)
     assert _host_processes_running(str(settings.run_root())) == []
-    assert set(_leftover_cgroups()) <= before
+    runs = {f"evoskill-{folder.name}" for folder in settings.run_root().iterdir()}
+    assert [group for group in _leftover_cgroups() if group.name in runs] == []  # each group is named after its run folder
 
 
 def _answer(code: str) -> str:
