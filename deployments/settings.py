@@ -12,6 +12,7 @@ Secrets (API keys) come from the environment only.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -203,12 +204,47 @@ class Settings(BaseSettings):
     web_secret: SecretStr | None = Field(default=None, description="Signs the web app's cookies; generated and kept in the workspace when unset.")
     web_max_query_chars: int = Field(default=4000, gt=0, description="The longest question the web app and the MCP server accept.")
     web_solvers: int = Field(default=2, gt=0, description="Questions the web app answers at once (more wait their turn).")
+    web_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names the web app answers to beside loopback (127.0.0.1, localhost, [::1]): the names its users browse to.",
+    )
+    web_open_without_login: bool = Field(
+        default=False, description="evoskill serve: listen beyond loopback with login off (everyone who reaches the port is EVOSKILL_USER)."
+    )
+    web_secure_cookie: bool = Field(default=False, description="Send the session cookie over HTTPS only (behind a TLS-terminating proxy).")
+    web_login_attempts: int = Field(
+        default=5, gt=0, description="Wrong passwords per account, and per client address, within 15 minutes before logins are refused."
+    )
+    web_login_lockout_s: float = Field(
+        default=60.0, gt=0, description="How long logins are refused after the last allowed wrong password; doubled by each further one."
+    )
+    mcp_token: SecretStr | None = Field(
+        default=None, description="Bearer token every request to MCP over HTTP must carry; needed to listen beyond loopback (environment only)."
+    )
 
     @model_validator(mode="after")
     def _address_when_needed(self) -> Settings:
         if self.dask_cluster == "address" and not self.dask_address:
             raise ValueError("dask_cluster='address' needs EVOSKILL_DASK_ADDRESS (tcp://host:8786)")
         return self
+
+    @field_validator("web_allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: list[str]) -> list[str]:
+        """Lower-case names; IPv6 addresses in brackets, as a Host header carries them."""
+        names = []
+        for raw in value:
+            name = raw.strip().lower()
+            try:
+                address = ipaddress.ip_address(name.strip("[]"))
+            except ValueError:
+                address = None
+            if isinstance(address, ipaddress.IPv6Address):
+                name = f"[{address.compressed}]"
+            elif not name or any(c in name for c in "/@: "):
+                raise ValueError(f"{raw!r}: a host name or address only (no scheme, port or path)")
+            names.append(name)
+        return names
 
     @field_validator("debug_strategies")
     @classmethod

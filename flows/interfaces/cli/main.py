@@ -9,7 +9,7 @@
     evoskill transfer SUITE... [--no-learn] [--json]
     evoskill discover --system Cu-Ni-Pt [--oracle emt|lj|chgnet] [--policy diversity,ucb] [--budget 50] [--episodes 5]
     evoskill serve [--host 127.0.0.1] [--port 8501] [--add-user NAME]
-    evoskill mcp [--transport stdio|http] [--port 8502]
+    evoskill mcp [--transport stdio|http] [--host 127.0.0.1] [--port 8502]
     evoskill llm serve|status|stop
 
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the

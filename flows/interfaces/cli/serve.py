@@ -15,7 +15,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="the chat web app and skills browser",
         description="Serve the chat web app: sessions over the solve flow, feedback, and a skills browser.",
         epilog="Login is off by default (everyone is EVOSKILL_USER); EVOSKILL_WEB_LOGIN=true asks for the accounts "
-        "added with --add-user. Bind to 0.0.0.0 only behind login and TLS.",
+        "added with --add-user. A --host beyond loopback needs login (or EVOSKILL_WEB_OPEN_WITHOUT_LOGIN=true) and the "
+        "names users browse to in EVOSKILL_WEB_ALLOWED_HOSTS; put TLS in front and set EVOSKILL_WEB_SECURE_COOKIE=true.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8501, help="port (default 8501)")
@@ -25,6 +26,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="serve skills as MCP tools",
         description="Serve every stored skill as an MCP tool (its parameter schema as the input schema), "
         "plus solve, search_memory and list_skills. New skills appear without a restart.",
+        epilog="Over HTTP beyond loopback, clients must send 'Authorization: Bearer <EVOSKILL_MCP_TOKEN>'; without the "
+        "setting the server refuses to start there.",
     )
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP")
     mcp.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
@@ -44,6 +47,33 @@ def _add_user(settings, name: str) -> int:  # noqa: ANN001 - Settings, imported 
     return 0
 
 
+def _exposure(settings, host: str) -> tuple[str | None, list[str]]:  # noqa: ANN001 - Settings, imported lazily
+    """Why the chat may not listen on ``host`` (or None), and the warnings to print when it does."""
+    from deployments.net import is_loopback
+
+    if is_loopback(host):
+        return None, []
+    if not settings.web_login and not settings.web_open_without_login:
+        return (
+            f"--host {host} listens beyond loopback, and login is off: anyone who reaches the port would ask questions, run "
+            f"code and read the sessions of EVOSKILL_USER={settings.user}. Set EVOSKILL_WEB_LOGIN=true (accounts: evoskill "
+            "serve --add-user NAME), or EVOSKILL_WEB_OPEN_WITHOUT_LOGIN=true to expose the chat without login anyway."
+        ), []
+    warnings = []
+    if not settings.web_login:
+        bar = "!" * 78
+        warnings.append(
+            f"{bar}\n!! EXPOSED WITHOUT LOGIN (EVOSKILL_WEB_OPEN_WITHOUT_LOGIN=true): everyone who reaches {host} is\n"
+            f"!! EVOSKILL_USER={settings.user}: asks questions (generated code runs on this machine), reads and changes\n"
+            f"!! that user's sessions and memories, and runs every skill.\n{bar}"
+        )
+    if not settings.web_allowed_hosts:
+        warnings.append("note: EVOSKILL_WEB_ALLOWED_HOSTS is empty, so only loopback names are answered; list the names users browse to")
+    if not settings.web_secure_cookie:
+        warnings.append("note: serve beyond loopback behind TLS, with EVOSKILL_WEB_SECURE_COOKIE=true")
+    return None, warnings
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -58,6 +88,12 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = check_strategies(get_settings())
     if args.add_user:
         return _add_user(settings, args.add_user)
+    refused, warnings = _exposure(settings, args.host)
+    if refused:
+        print(f"evoskill serve: {refused}", file=sys.stderr)
+        return 2
+    for warning in warnings:
+        print(warning, file=sys.stderr)
     with prefect_runtime(settings) as where:
         add_listener(progress := Progress())
         ensure_starter_library(settings)
@@ -76,12 +112,21 @@ def run_mcp(args: argparse.Namespace) -> int:
     from flows.interfaces.mcp.server import build_server
     from tasks.debug_strategies import check_strategies
 
-    server = build_server(check_strategies(get_settings()))
+    settings = check_strategies(get_settings())
+    server = build_server(settings)
     if args.transport == "http":
         import uvicorn
 
-        print(f"evoskill MCP (streamable HTTP) on http://{args.host}:{args.port}/mcp", file=sys.stderr)
-        uvicorn.run(server.streamable_http_app(host=args.host), host=args.host, port=args.port, log_level="warning")
+        from flows.interfaces.mcp.http import ExposureError, http_app
+
+        try:
+            app = http_app(server, settings, args.host)
+        except ExposureError as exc:
+            print(f"evoskill mcp: {exc}", file=sys.stderr)
+            return 2
+        token = "bearer token required" if settings.mcp_token else "no token: loopback only"
+        print(f"evoskill MCP (streamable HTTP) on http://{args.host}:{args.port}/mcp  ({token})", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
         return 0
     from mcp.server.stdio import stdio_server
 

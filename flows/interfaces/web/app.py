@@ -5,7 +5,9 @@
 >>> uvicorn.run(app, host="127.0.0.1", port=8501)                                   # doctest: +SKIP
 
 Pages are rendered by Jinja2 with autoescaping, and every response forbids inline script (a Content-Security-Policy),
-so HTML in questions, answers or program output is shown as text and never runs.
+so HTML in questions, answers or program output is shown as text and never runs. Requests to an unknown host name and
+state-changing requests from another origin are refused before any page sees them (``guards``); nothing but the static
+files may be cached.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import RedirectResponse
+from fastapi.responses import PlainTextResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.sessions import SessionMiddleware
@@ -24,8 +26,10 @@ from starlette.middleware.sessions import SessionMiddleware
 from deployments.settings import Settings
 from flows.interfaces.web import chat_pages, skill_pages
 from flows.interfaces.web.files import STATIC, STATIC_URL, TEMPLATES
+from flows.interfaces.web.guards import refusal
 from flows.interfaces.web.jobs import SolveJobs, Solver
 from flows.interfaces.web.state import LoginRequired, WebState
+from flows.interfaces.web.throttle import LoginThrottle
 from flows.interfaces.web.users import UserBook, cookie_secret
 from flows.solve import solve
 from skills.store import open_store
@@ -69,16 +73,22 @@ def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
     templates = Jinja2Templates(directory=str(TEMPLATES))
     templates.env.globals["static_url"] = STATIC_URL
     users = UserBook(settings.workspace.resolve() / "web-users.json")
-    app.state.web = WebState(settings, store, jobs, templates, users, context, prefect_ui.rstrip("/") if prefect_ui else None)
+    throttle = LoginThrottle(settings.web_login_attempts, settings.web_login_lockout_s)
+    ui = prefect_ui.rstrip("/") if prefect_ui else None
+    app.state.web = WebState(settings, store, jobs, templates, users, throttle, context, ui)
     secret = settings.web_secret.get_secret_value() if settings.web_secret else cookie_secret(settings.workspace.resolve() / "web-secret")
-    app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie="evoskill_session", same_site="strict", max_age=14 * 24 * 3600)
+    app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie="evoskill_session", same_site="strict",
+                       max_age=14 * 24 * 3600, https_only=settings.web_secure_cookie)  # fmt: skip
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        response = await call_next(request)
+        refused = refusal(request.method, request.headers, settings.web_allowed_hosts)
+        response = PlainTextResponse(refused[1], status_code=refused[0]) if refused else await call_next(request)
         response.headers["Content-Security-Policy"] = _CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"
+        if not request.url.path.startswith(f"{STATIC_URL}/"):
+            response.headers["Cache-Control"] = "no-store"
         return response
 
     @app.exception_handler(LoginRequired)

@@ -1,7 +1,8 @@
-"""Chat pages: sessions (new, resume, title/notes/bookmark), questions, feedback, progress, login."""
+"""Chat pages: sessions (new, resume, title/notes/bookmark), questions, feedback, progress, login and logout."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from pathlib import Path
 from typing import Annotated, Any
@@ -187,14 +188,30 @@ def login_page(request: Request) -> HTMLResponse:
 
 @router.post("/login")
 def login(request: Request, name: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "") -> Response:
+    """Sign in; after too many wrong passwords for the account or from the address, refuse (429) until the wait ends."""
     state = web_state(request)
-    if not state.users.verify(name, password):
-        return state.templates.TemplateResponse(request, LOGIN_PAGE, {"error": "unknown user or wrong password"}, status_code=401)
-    request.session["user"] = name
-    return RedirectResponse("/chat", status_code=303)
+    keys = (f"user:{name}", f"addr:{request.client.host if request.client else '?'}")
+    wait = state.throttle.wait(*keys)
+    if not wait:
+        if state.users.verify(name, password):
+            state.throttle.succeeded(keys[0])
+            request.session.clear()
+            request.session.update(user=name, epoch=state.users.epoch(name))
+            return RedirectResponse("/chat", status_code=303)
+        wait = state.throttle.failed(*keys)
+        if not wait:
+            return state.templates.TemplateResponse(request, LOGIN_PAGE, {"error": "unknown user or wrong password"}, status_code=401)
+    seconds = math.ceil(wait)
+    error = f"too many wrong passwords: try again in {seconds} s"
+    return state.templates.TemplateResponse(request, LOGIN_PAGE, {"error": error}, status_code=429, headers={"Retry-After": str(seconds)})
 
 
 @router.post("/logout")
 def logout(request: Request) -> RedirectResponse:
+    """Sign out, ending every session of the user (the cookies issued before are refused)."""
+    state = web_state(request)
+    user = request.session.get("user")
+    if state.settings.web_login and user and request.session.get("epoch") == state.users.epoch(user):
+        state.users.revoke(user)
     request.session.clear()
-    return RedirectResponse("/login" if web_state(request).settings.web_login else "/chat", status_code=303)
+    return RedirectResponse("/login" if state.settings.web_login else "/chat", status_code=303)

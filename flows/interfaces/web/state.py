@@ -12,6 +12,7 @@ from fastapi.templating import Jinja2Templates
 
 from deployments.settings import Settings
 from flows.interfaces.web.jobs import SolveJobs
+from flows.interfaces.web.throttle import LoginThrottle
 from flows.interfaces.web.users import UserBook
 from skills.store import SkillStore
 
@@ -22,13 +23,15 @@ __all__ = ["WebState", "LoginRequired", "web_state", "current_user", "CurrentUse
 
 @dataclass
 class WebState:
-    """What every page needs: settings, the store, the running solves, the templates and the Prefect UI (if any)."""
+    """What every page needs: settings, the store, the running solves, the templates, the accounts, the login throttle
+    and the Prefect UI (if any)."""
 
     settings: Settings
     store: SkillStore
     jobs: SolveJobs
     templates: Jinja2Templates
     users: UserBook
+    throttle: LoginThrottle
     context: contextvars.Context
     prefect_ui: str | None = None
 
@@ -49,12 +52,16 @@ def web_state(request: Request) -> WebState:
 
 
 def current_user(request: Request) -> str:
-    """The user of this request: the logged-in one, or the settings' user when login is off."""
+    """The user of this request: the logged-in one, or the settings' user when login is off.
+
+    A cookie from before the user's last logout or password change (an older epoch) counts as no login.
+    """
     state = web_state(request)
     if not state.settings.web_login:
         return state.settings.user
     user = request.session.get("user")
-    if not user:
+    if not user or request.session.get("epoch") != state.users.epoch(user):
+        request.session.clear()
         raise LoginRequired()
     return user
 

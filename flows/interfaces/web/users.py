@@ -1,10 +1,15 @@
-"""Accounts of the web app when login is on: names and salted PBKDF2 password hashes in one JSON file.
+"""Accounts of the web app when login is on: names, salted PBKDF2 password hashes and session epochs in one JSON file.
+
+A login cookie carries the account's epoch; logging out and setting a new password move the epoch on, so every cookie
+issued before is refused.
 
 >>> import tempfile, pathlib
 >>> book = UserBook(pathlib.Path(tempfile.mkdtemp()) / "web-users.json")
 >>> book.add("ada", "correct horse")
 >>> book.verify("ada", "correct horse"), book.verify("ada", "wrong"), book.verify("bob", "x")
 (True, False, False)
+>>> book.epoch("ada"), book.revoke("ada"), book.epoch("ada"), book.epoch("bob")
+(0, None, 1, None)
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from deployments.files import file_lock, write_atomic
 
@@ -38,14 +44,18 @@ def _hash(password: str, salt: bytes) -> str:
 class UserBook:
     path: Path
 
-    def _read(self) -> dict[str, dict[str, str]]:
+    def _read(self) -> dict[str, dict[str, Any]]:
         return json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def _write(self, users: dict[str, dict[str, Any]]) -> None:
+        write_atomic(self.path, json.dumps(users, indent=1))
+        self.path.chmod(0o600)
 
     def names(self) -> list[str]:
         return sorted(self._read())
 
     def add(self, name: str, password: str) -> None:
-        """Add a user, or set a known user's password."""
+        """Add a user, or set a known user's password (which logs out every session the user has)."""
         if not _NAME.match(name):
             raise UserError(f"user name {name!r}: use 1-64 letters, digits, '.', '_' or '-'")
         if len(password) < 8:
@@ -53,9 +63,22 @@ class UserBook:
         salt = os.urandom(16)
         with file_lock(self.path.with_suffix(".lock")):
             users = self._read()
-            users[name] = {"salt": salt.hex(), "hash": _hash(password, salt)}
-            write_atomic(self.path, json.dumps(users, indent=1))
-        self.path.chmod(0o600)
+            epoch = users[name].get("epoch", 0) + 1 if name in users else 0
+            users[name] = {"salt": salt.hex(), "hash": _hash(password, salt), "epoch": epoch}
+            self._write(users)
+
+    def epoch(self, name: str) -> int | None:
+        """The user's session epoch: a cookie that carries another one is refused (None: no such user)."""
+        entry = self._read().get(name)
+        return None if entry is None else int(entry.get("epoch", 0))
+
+    def revoke(self, name: str) -> None:
+        """End every session of the user: the cookies issued so far carry an old epoch."""
+        with file_lock(self.path.with_suffix(".lock")):
+            users = self._read()
+            if name in users:
+                users[name]["epoch"] = users[name].get("epoch", 0) + 1
+                self._write(users)
 
     def verify(self, name: str, password: str) -> bool:
         entry = self._read().get(name)

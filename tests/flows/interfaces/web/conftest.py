@@ -1,4 +1,8 @@
-"""Fixtures of the web app's tests: the app over the test's settings, a stored skill, and waiting for a solve."""
+"""Fixtures of the web app's tests: the app over the test's settings, a stored skill, and waiting for a solve.
+
+The test client browses the app as a browser would on loopback: the ``Host`` is ``127.0.0.1:8501`` and every request
+carries the app's own ``Origin`` (browsers send it with form posts), which the app checks on state-changing requests.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,12 @@ from fastapi.testclient import TestClient
 from skills.documents import Skill
 from tests.codes import n2_skill
 
+ORIGIN = "http://127.0.0.1:8501"
+
 
 @pytest.fixture
 def client(web_app) -> Iterator[TestClient]:
-    with TestClient(web_app) as test_client:
+    with TestClient(web_app, base_url=ORIGIN, headers={"Origin": ORIGIN}) as test_client:
         yield test_client
 
 
