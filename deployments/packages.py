@@ -6,11 +6,15 @@ import ast
 import importlib.metadata
 import importlib.util
 import re
+import site
 import sys
+import sysconfig
+from functools import cache
+from pathlib import Path
 
 from deployments.llm.replies import SCHEMA_TYPES, SCHEMA_WORDS
 
-__all__ = ["imported_packages", "module_names", "missing_packages"]
+__all__ = ["imported_packages", "module_names", "missing_packages", "library_roots"]
 
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -60,3 +64,11 @@ def _importable(module: str) -> bool:
 def missing_packages(modules: list[str]) -> list[str]:
     """The modules among ``modules`` that cannot be imported here."""
     return [module for module in module_names(modules) if not _importable(module)]
+
+
+@cache
+def library_roots() -> tuple[Path, ...]:
+    """The folders installed packages live in, resolved: every site-packages folder and the standard library."""
+    paths = sysconfig.get_paths()
+    folders = [*site.getsitepackages(), paths["purelib"], paths["platlib"], paths["stdlib"], paths["platstdlib"]]
+    return tuple(sorted({Path(p).resolve() for p in folders if Path(p).is_dir()}))

@@ -132,7 +132,7 @@ class Settings(BaseSettings):
         default_factory=list, description="Files and folders every run may read (read-only), e.g. a folder of structure files."
     )
     sandbox_hidden_paths: list[Path] = Field(
-        default_factory=list, description="Files and folders generated code must not read, even inside a granted input (the store's folder always is)."
+        default_factory=list, description="Files and folders neither generated code nor the tools may read, even inside a granted input (the store's folder always is)."
     )
 
     # --- skills and memory ----------------------------------------------------------
@@ -288,7 +288,8 @@ class Settings(BaseSettings):
         return self.task_runner == "dask" or (self.task_runner == "auto" and self.dask_cluster != "local")
 
     def secret_paths(self) -> list[Path]:
-        """Files of this installation that generated code must not read: the store, trajectories, web accounts, config."""
+        """Files of this installation that neither generated code nor the tools may read: the store, trajectories, web accounts,
+        config (all that is secret: ``deployments/secret_paths.py``)."""
         root = self.workspace.resolve()
         return [self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
 

@@ -386,6 +386,7 @@ class ExtractedCode(_Document):
     """A code example extracted from a page, document, notebook or package, with the text around it."""
 
     source: str
+    user: str | None = Field(default=None, description="Who extracted it: only they retrieve it.")
     language: str = "python"
     code: str
     context: str = ""
@@ -394,7 +395,7 @@ class ExtractedCode(_Document):
     @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property
     def id(self) -> str:
-        return content_hash(self.source, self.code)
+        return content_hash(self.source, self.code, self.user) if self.user else content_hash(self.source, self.code)
 
     def search_text(self) -> str:
         return split_name(f"{self.context} {self.source.rsplit('/', 1)[-1]} {self.code}")

@@ -88,7 +88,7 @@ _INDEXED = {
     "benchmark_runs": ["id"],
     "benchmark_records": ["id", "run_id"],
     "package_modules": ["id", "package"],
-    "extracted_code": ["id", "source"],
+    "extracted_code": ["id", "source", "user"],
     "skill_batches": ["id"],
     "batch_items": ["id", "batch_id"],
     "discovery_episodes": ["id", "campaign_id"],
@@ -355,9 +355,12 @@ class SkillStore:
         found = [(documents[h.position], h.similarity) for h in hits if wanted(documents[h.position])]  # type: ignore[arg-type]  # the memories index holds MemoryUnits
         return found[:k]  # type: ignore[return-value]  # the memories index holds MemoryUnits
 
-    def search_extracted_code(self, query: str, k: int = 3) -> list[tuple[ExtractedCode, float]]:
+    def search_extracted_code(self, query: str, k: int = 3, *, user: str) -> list[tuple[ExtractedCode, float]]:
+        """Code examples that ``user`` extracted most similar to ``query`` (never another user's)."""
         documents, index = self._index("extracted_code")
-        return [(documents[h.position], h.similarity) for h in index.search(query, k=k)]  # type: ignore[misc]  # the extracted_code index holds ExtractedCode
+        hits = index.search(query, k=len(documents), candidates=max(len(documents), 50))  # rank all: k of this user's must remain
+        found = [(documents[h.position], h.similarity) for h in hits if documents[h.position].user == user]  # type: ignore[attr-defined]  # the extracted_code index holds ExtractedCode
+        return found[:k]  # type: ignore[return-value]  # the extracted_code index holds ExtractedCode
 
     def job_store(self) -> JobStore:
         """A jobflow ``JobStore`` on the same backend (job outputs of skills run as workflows)."""

@@ -52,7 +52,7 @@ def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLM
     error = first.error or "the first execution failed"
     stderr = first.execution.stderr if first.execution else ""
     result = DebugResult(stage=stage, strategy=strategy, started_at=watch.started_at)
-    box = ToolBox(settings)
+    box = ToolBox(settings, user=request.user)
     for attempt in range(1, settings.debug_max_attempts + 1):
         notes = declared.tool_plan(request.query, code, error + "\n" + _stderr_tail(stderr), box, limits)
         notes += model_tool_round(stage, llm, box, request.query, f"Error: {error}")

@@ -51,7 +51,7 @@ def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
     """Write an initial solution (code + packages) for the query."""
     watch = Stopwatch()
     report("research", "start")
-    box = ToolBox(llm.settings)
+    box = ToolBox(llm.settings, user=request.user)
     notes = research_notes(request.query, box) + model_tool_round("research", llm, box, request.query, request.context)
     user = f"Question: {request.query}\n\n{answer_instructions(request)}" + (f"\n\n{request.context}" if request.context else "")
     if notes:

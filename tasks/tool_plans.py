@@ -103,7 +103,7 @@ def research_notes(query: str, box: ToolBox, error: str = "") -> list[str]:
     files = [hit.location for hit in found.value or [] if hit.kind in ("api", "doc", "example") and not hit.location.startswith("http")]
     for location in list(dict.fromkeys(files))[:2]:
         call_tool(box, "extract_code_from_url", url=location)
-    if "retrieve_extracted_code" not in box.tools or box.store.count("extracted_code") == 0:
+    if "retrieve_extracted_code" not in box.tools or box.store.count("extracted_code", {"user": box.user}) == 0:
         return notes
     examples = call_tool(box, "retrieve_extracted_code", query=query, k=2)
     if examples and examples.ok and examples.value:

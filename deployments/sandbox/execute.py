@@ -46,6 +46,7 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
 from deployments.sandbox.outputs import OutputReceiver
 from deployments.sandbox.view import GROUP, PASSWD, SandboxView, build_view, view_paths
+from deployments.secret_paths import hidden_paths
 from deployments.settings import Settings
 
 __all__ = ["SandboxLimits", "run_code", "isolation_report"]
@@ -53,9 +54,6 @@ __all__ = ["SandboxLimits", "run_code", "isolation_report"]
 log = logging.getLogger(__name__)
 
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
-# Credentials in the home folder of whoever runs evoskill: outside the view anyway; covered if a granted input holds them.
-_HOME_SECRETS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker", ".gnupg", ".netrc", ".pypirc",
-                 ".git-credentials", ".npmrc")  # fmt: skip
 _BWRAP = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
 # Joins the run's cgroups ($2..$N+1, N=$1) before anything else starts, then runs the rest of the command.
 _JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96; shift; n=$((n - 1)); done; exec "$@"'
@@ -94,17 +92,9 @@ class SandboxLimits:
     @classmethod
     def from_settings(cls, s: Settings, inputs: Iterable[str | Path] = ()) -> SandboxLimits:
         limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs")}
-        hidden = tuple(str(Path(p).resolve()) for p in [*s.secret_paths(), *s.sandbox_hidden_paths, *_home_secrets()])
+        hidden = tuple(str(p) for p in hidden_paths(s))  # home credentials: outside the view; covered if a granted input holds them
         granted = tuple(str(Path(p).resolve()) for p in [*s.sandbox_inputs, *inputs])
         return cls(**limits, hidden=hidden, inputs=granted)
-
-
-def _home_secrets() -> list[Path]:
-    try:
-        home = Path.home()
-    except RuntimeError:  # no HOME and no passwd entry
-        return []
-    return [home / name for name in _HOME_SECRETS]
 
 
 def _unshare_flags(network: bool) -> list[str]:

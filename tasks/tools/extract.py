@@ -1,9 +1,10 @@
 """``extract_code_from_url`` and ``retrieve_extracted_code``: collect code examples, then find them again.
 
-Sources: http(s) pages when reachable (Sphinx/MkDocs HTML, Markdown, notebooks), and local
-files always — Markdown and reST docs, notebooks, HTML pages, Python files (doctest examples
-in docstrings, or the whole of an example script). Each example keeps the text around it. Extracted code
-is cached in the store, where ``retrieve_extracted_code`` searches it.
+Sources: public http(s) pages when reachable (Sphinx/MkDocs HTML, Markdown, notebooks; never a loopback
+or private address: ``deployments/public_web.py``), and readable local files always — Markdown and reST
+docs, notebooks, HTML pages, Python files (doctest examples in docstrings, or the whole of an example
+script). Each example keeps the text around it. Extracted code is cached in the store as the caller's,
+where ``retrieve_extracted_code`` searches that user's own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import httpx
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
+from deployments.public_web import FetchRefused, fetch_public
 from deployments.settings import Settings
 from skills.documents import ExtractedCode
 from skills.store import SkillStore
@@ -136,24 +138,26 @@ def code_blocks(text: str, kind: str, name: str = "") -> list[tuple[str, str]]:
     return parsers[kind](text)
 
 
+_OFFLINE = "search finds the documentation of installed packages offline; extract_code_from_url also takes local files."
+
+
 def _fetch(url: str, timeout_s: float) -> tuple[str, str]:
     try:
-        response = httpx.get(url, timeout=timeout_s, follow_redirects=True)
-        response.raise_for_status()
+        page = fetch_public(url, timeout_s, _MAX_BYTES)
+    except FetchRefused as exc:
+        raise ToolError(f"cannot fetch {url}: {exc}; only public web pages are fetched.", _OFFLINE) from exc
     except httpx.HTTPError as exc:
-        raise ToolError(
-            f"cannot fetch {url} ({type(exc).__name__}: {exc or 'no detail'}); the network may be unreachable.",
-            "search finds the documentation of installed packages offline; extract_code_from_url also takes local files.",
-        ) from exc
-    path = url.split("?")[0].lower()
-    return response.text, next((k for k in ("ipynb", "md", "rst", "py") if path.endswith("." + k)), "html")
+        raise ToolError(f"cannot fetch {url} ({type(exc).__name__}: {exc or 'no detail'}); the network may be unreachable.", _OFFLINE) from exc
+    path = page.url.split("#")[0].split("?")[0].lower()
+    return page.text, next((k for k in ("ipynb", "md", "rst", "py") if path.endswith("." + k)), "html")
 
 
-def extract_code_from_url(url: str, store: SkillStore, settings: Settings) -> list[ExtractedCode]:
+def extract_code_from_url(url: str, store: SkillStore, settings: Settings, user: str) -> list[ExtractedCode]:
     """Extract the code examples (with the text around each) from a web page or a local file, and cache them.
 
-    ``url``: an http(s) address, or a path to a local docs file, notebook or Python file in
-    the workspace or an installed package. Later, ``retrieve_extracted_code`` finds them by topic.
+    ``url``: a public http(s) address, or a path to a local docs file, notebook or Python file of
+    an installed package. Later, ``retrieve_extracted_code`` finds them by topic. The examples are
+    kept as ``user``'s (the caller's, bound by the toolbox): no other user retrieves them.
     """
     if url.startswith(("http://", "https://")):
         text, kind = _fetch(url, settings.fetch_timeout_s)
@@ -170,7 +174,7 @@ def extract_code_from_url(url: str, store: SkillStore, settings: Settings) -> li
             raise ToolError(f"{url} is a binary file.", "extract from docs, notebooks or .py sources.")
         text, kind = raw.decode("utf-8", errors="replace"), path.suffix.lower().lstrip(".")
     examples = [
-        ExtractedCode(source=url, code=code.strip("\n"), context=_squash(context))
+        ExtractedCode(source=url, user=user, code=code.strip("\n"), context=_squash(context))
         for code, context in code_blocks(text, kind, Path(url).name)
         if code.strip()
     ]
@@ -178,8 +182,8 @@ def extract_code_from_url(url: str, store: SkillStore, settings: Settings) -> li
     return examples
 
 
-def retrieve_extracted_code(query: str, store: SkillStore, k: int = 3) -> list[ExtractedCode]:
-    """The ``k`` extracted code examples most similar to ``query`` (run extract_code_from_url first)."""
-    if store.count("extracted_code") == 0:
+def retrieve_extracted_code(query: str, store: SkillStore, user: str, k: int = 3) -> list[ExtractedCode]:
+    """The ``k`` extracted code examples most similar to ``query`` (run extract_code_from_url first); ``user``'s own only."""
+    if store.count("extracted_code", {"user": user}) == 0:
         raise ToolError("no code has been extracted yet.", "call extract_code_from_url on a page or docs file first (search finds them).")
-    return [example for example, _ in store.search_extracted_code(query, k)]
+    return [example for example, _ in store.search_extracted_code(query, k, user=user)]

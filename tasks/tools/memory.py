@@ -7,9 +7,13 @@
 >>> from deployments.settings import Settings
 >>> from skills.store import open_store
 >>> store = open_store(Settings(store="memory", workspace="/tmp/evoskill-doctest"))
->>> _ = save_to_memory(store, "execution", "count RDKit fragments of a SMILES", "from rdkit import Chem ...")
->>> [hit.memory.subtask for hit in search_memory(store, "how many RDKit fragments does this SMILES have")]
+>>> _ = save_to_memory(store, "execution", "count RDKit fragments of a SMILES", "from rdkit import Chem ...", user="ada")
+>>> [hit.memory.subtask for hit in search_memory(store, "how many RDKit fragments does this SMILES have", user="ada")]
 ['count RDKit fragments of a SMILES']
+>>> search_memory(store, "how many RDKit fragments does this SMILES have", user="bob")
+[]
+
+As tools, both act for the caller: the toolbox binds ``user`` (never a model-visible argument).
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ def save_to_memory(
     user: str | None = None,
 ) -> MemoryUnit | None:
     """Keep what was learned. Planning and execution units are stored (saving twice keeps one), as ``user``'s
-    when given, else as everyone's; knowledge goes to the task's ``TaskKnowledge`` only and is returned as None."""
+    when given, else as everyone's (the starter library; a tool call always has its caller's ``user``); knowledge
+    goes to the task's ``TaskKnowledge`` only and is returned as None."""
     if kind == "knowledge":
         if knowledge is not None:
             knowledge.add(f"{subtask}: {solution}")
@@ -57,10 +62,11 @@ def search_memory(
     kind: Literal["planning", "execution"] | None = None,
     k: int = 3,
     threshold: float = 0.3,
-    user: str | None = None,
+    *,
+    user: str,
 ) -> list[MemoryHit]:
-    """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first;
-    with ``user``, only everyone's and that user's own."""
+    """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first:
+    everyone's and ``user``'s own, never another user's."""
     found = store.search_memories(query, k=k, threshold=threshold, kind=kind, user=user)
     return [MemoryHit(memory=m, similarity=s) for m, s in found]
 

@@ -17,6 +17,8 @@ import importlib.util
 import time
 from pathlib import Path
 
+from deployments.packages import library_roots
+from deployments.secret_paths import is_inside
 from skills.documents import ClassInfo, FunctionInfo, PackageGraph, PackageModule, Param
 from skills.store import SkillStore
 from tasks.tools.errors import ToolError
@@ -39,7 +41,10 @@ def installed_top_level() -> list[str]:
 
 
 def package_roots(package: str) -> list[Path]:
-    """Folders (or the single file) of ``package`` without importing it; a clear error when it is not installed."""
+    """Folders (or the single file) of ``package`` without importing it, resolved; a clear error when it is not a
+    dotted name of an installed package, or when its files lie outside the installed packages and the standard library."""
+    if not all(part.isidentifier() for part in package.split(".")):
+        raise ToolError(f"{package!r} is not a dotted Python name such as 'pymatgen.symmetry'.", "check_installed_packages lists what is installed.")
     top = package.split(".")[0]
     try:
         spec = importlib.util.find_spec(top)
@@ -58,7 +63,11 @@ def package_roots(package: str) -> list[Path]:
         roots = [r for r in roots if r.is_dir()] or [r.with_suffix(".py") for r in roots if r.with_suffix(".py").is_file()]
         if not roots:
             raise ToolError(f"{package!r} is not a subpackage or module of {top!r}.", f"parse_local_package({top!r}) parses all of it.")
-    return roots
+    installed = [root.resolve() for root in roots if is_inside(root.resolve(), library_roots())]
+    if not installed:
+        raise ToolError(f"{package!r} is not an installed package (its files are outside site-packages and the standard library).",
+                        "call check_installed_packages to list what is installed.")  # fmt: skip
+    return installed
 
 
 def package_files(package: str) -> list[tuple[str, Path]]:
@@ -68,7 +77,7 @@ def package_files(package: str) -> list[tuple[str, Path]]:
         if root.is_file():
             found.append((package, root))
             continue
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", *EXTENSION_SUFFIXES)):
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", *EXTENSION_SUFFIXES) and is_inside(p.resolve(), library_roots())):
             parts = list(path.relative_to(root).parts)
             parts[-1] = extension_module_name(path) if path.suffix in EXTENSION_SUFFIXES else path.stem
             if parts[-1] == "__init__":

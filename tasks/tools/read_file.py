@@ -1,17 +1,19 @@
-"""``read_file``: read a text file of the workspace or of an installed package, a slice at a time.
+"""``read_file``: read a text file of an installed package or a granted input, a slice at a time.
 
-Reading is confined to the workspace and the site-packages folders; the store and the
-paths hidden from generated code (benchmark answers) stay unreadable here too.
+The same rules as for generated code: what the sandbox shows (the installed packages and standard
+library, the inputs granted by ``sandbox_inputs``) is readable, and every secret path
+(``deployments/secret_paths.py``) is refused, wherever it lies and whatever link leads to it. The
+workspace, with every user's runs, is not readable.
 """
 
 from __future__ import annotations
 
-import site
-import sysconfig
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from deployments.packages import library_roots
+from deployments.secret_paths import is_hidden, is_inside
 from deployments.settings import Settings
 from tasks.tools.errors import ToolError
 
@@ -34,21 +36,22 @@ class FileSlice(BaseModel):
 
 
 def allowed_roots(settings: Settings) -> list[Path]:
-    """Where the tools may read: the workspace and every site-packages folder."""
-    roots = {Path(p).resolve() for p in [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]}
-    return [settings.workspace.resolve(), *sorted(roots)]
+    """Where the tools may read: the installed packages, the standard library and the granted inputs."""
+    return [*library_roots(), *(Path(p).resolve() for p in settings.sandbox_inputs)]
 
 
 def allowed_path(path: str | Path, settings: Settings) -> Path:
-    """``path`` resolved (relative to the workspace), or a ToolError when it is outside the allowed roots or hidden."""
+    """``path`` resolved (relative to the workspace), or a ToolError when it is secret or outside the allowed roots."""
     raw = Path(path).expanduser()
     resolved = (raw if raw.is_absolute() else settings.workspace / raw).resolve()
-    hidden = [Path(p).resolve() for p in [settings.store_root(), *settings.sandbox_hidden_paths]]
-    if any(resolved == h or h in resolved.parents for h in hidden) or not any(
-        resolved == r or r in resolved.parents for r in allowed_roots(settings)
-    ):
+    if is_hidden(resolved, settings):
         raise ToolError(
-            f"{path} is outside the readable folders (the workspace and site-packages).",
+            f"{path} is secret (the store, trajectories, web accounts, cookie key, config, credentials or a hidden path): no tool reads it.",
+            "read the installed packages' sources and docs instead.",
+        )
+    if not is_inside(resolved, allowed_roots(settings)):
+        raise ToolError(
+            f"{path} is outside the readable folders (the installed packages and the granted inputs).",
             "quick_introspect or query_knowledge_graph tell where a package's code lives.",
         )
     return resolved

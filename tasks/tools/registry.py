@@ -1,7 +1,8 @@
 """The agents' tools: plain typed functions whose docstrings the model sees, and a ``ToolBox`` to call them.
 
-A tool's parameters named ``settings``, ``store``, ``cache`` and ``knowledge`` are supplied by the toolbox;
-the model sees (and is validated against) the others. A failed call returns a short reminder of
+A tool's parameters named ``settings``, ``store``, ``cache``, ``knowledge`` and ``user`` are supplied by the
+toolbox; the model sees (and is validated against) the others. ``user`` is the caller the toolbox was made
+for (a solve's asker): a model can never act as another user. A failed call returns a short reminder of
 correct use and the tool to try next, never a traceback.
 
 >>> from deployments.settings import Settings
@@ -51,7 +52,7 @@ from tasks.tools.shell import create_and_execute_script, execute_shell_command
 __all__ = ["Tool", "ToolCall", "ToolResult", "ToolBox", "TOOLS", "available_tools"]
 
 MetaSkill = Literal["continuous_learning", "self_reflection", "memory", "environment"]
-_INJECTED = {"settings", "store", "cache", "knowledge"}
+_INJECTED = {"settings", "store", "cache", "knowledge", "user"}
 _OUTPUT_CHARS = 2500
 
 
@@ -163,10 +164,11 @@ def _render(value: Any) -> str:
 
 
 class ToolBox:
-    """The tools of one stage, bound to its settings, store and task knowledge."""
+    """The tools of one stage, bound to its settings, store, task knowledge and caller (``user``; ``settings.user`` when unset)."""
 
-    def __init__(self, settings: Settings, store: SkillStore | None = None, tools: list[Tool] | None = None):
+    def __init__(self, settings: Settings, store: SkillStore | None = None, tools: list[Tool] | None = None, user: str | None = None):
         self.settings = settings
+        self.user = user or settings.user
         self._store = store
         self.tools = {t.name: t for t in (tools if tools is not None else available_tools(settings))}
         self.knowledge = TaskKnowledge()
@@ -202,7 +204,7 @@ class ToolBox:
             self.calls.append(result)
             return result
         wanted = inspect.signature(tool.function).parameters
-        context = {"settings": self.settings, "knowledge": self.knowledge}
+        context = {"settings": self.settings, "knowledge": self.knowledge, "user": self.user}
         for key in _INJECTED & set(wanted):
             args[key] = self.store if key == "store" else self.cache if key == "cache" else context[key]
         try:

@@ -3,7 +3,6 @@
 import importlib.util
 import json
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -44,46 +43,47 @@ def test_web_provider_speaks_tavily_and_reports_failure_as_a_tool_error():
 
 
 def test_extract_code_from_local_docs_notebooks_and_python(workspace, tmp_path):
-    settings = get_settings()
-    store = open_store(settings)
-    eos = extract_code_from_url(importlib.util.find_spec("ase.eos").origin, store, settings)
-    assert any("EquationOfState" in e.code and "EquationOfState" in e.context for e in eos)
-    docs = workspace / "docs"
+    docs = tmp_path / "docs"
     docs.mkdir(parents=True)
+    settings = get_settings(sandbox_inputs=[docs])  # a granted input: readable, as in the sandbox
+    store = open_store(settings)
+    eos = extract_code_from_url(importlib.util.find_spec("ase.eos").origin, store, settings, user="local")
+    assert any("EquationOfState" in e.code and "EquationOfState" in e.context for e in eos)
     (docs / "guide.md").write_text("# Relax\n\nRelax a cell like this:\n\n```python\nfrom ase.build import bulk\natoms = bulk('Cu')\n```\n")
     (docs / "guide.rst").write_text("Fitting\n=======\n\nFit it::\n\n    eos.fit()\n\n.. code-block:: python\n\n   print(1)\n")
     cells = [{"cell_type": "markdown", "source": ["Morgan fingerprints"]}, {"cell_type": "code", "source": ["from rdkit import Chem\n"]}]
     (docs / "demo.ipynb").write_text(json.dumps({"cells": cells}))
-    md = extract_code_from_url(str(docs / "guide.md"), store, settings)
+    md = extract_code_from_url(str(docs / "guide.md"), store, settings, user="local")
     assert [(e.code, e.context) for e in md] == [("from ase.build import bulk\natoms = bulk('Cu')", "Relax a cell like this:")]
-    rst = extract_code_from_url(str(docs / "guide.rst"), store, settings)
+    rst = extract_code_from_url(str(docs / "guide.rst"), store, settings, user="local")
     assert [e.code for e in rst] == ["eos.fit()", "print(1)"] and rst[0].context == "Fit it:" and rst[1].context == "Fit it:"
-    nb = extract_code_from_url(str(docs / "demo.ipynb"), store, settings)
+    nb = extract_code_from_url(str(docs / "demo.ipynb"), store, settings, user="local")
     assert nb[0].code == "from rdkit import Chem" and nb[0].context == "Morgan fingerprints"
     html = code_blocks('<h2>EOS</h2><p>Fit an EOS:</p><div class="highlight"><pre>eos = EquationOfState(v, e)</pre></div>', "html")
     assert html == [("eos = EquationOfState(v, e)", "Fit an EOS:")]
-    found = retrieve_extracted_code("relax bulk Cu", store, k=1)
+    found = retrieve_extracted_code("relax bulk Cu", store, user="local", k=1)
     assert found[0].code.startswith("from ase.build import bulk")
 
 
 def test_extraction_bad_input_is_quick_and_clear(workspace, tmp_path):
-    settings = get_settings()
+    granted = tmp_path / "inputs"
+    granted.mkdir()
+    settings = get_settings(sandbox_inputs=[granted])
     store = open_store(settings)
     with pytest.raises(ToolError, match="no code has been extracted yet"):
-        retrieve_extracted_code("anything", store)
+        retrieve_extracted_code("anything", store, user="local")
     started = time.perf_counter()
     with pytest.raises(ToolError, match="cannot fetch") as info:
-        extract_code_from_url("http://127.0.0.1:9/nothing-listens-here", store, settings)
+        extract_code_from_url("http://127.0.0.1:9/nothing-listens-here", store, settings, user="local")
     assert time.perf_counter() - started < settings.fetch_timeout_s + 1 and "offline" in info.value.hint
     with pytest.raises(ToolError, match="outside the readable folders"):
-        extract_code_from_url("/etc/hostname", store, settings)
+        extract_code_from_url("/etc/hostname", store, settings, user="local")
     with pytest.raises(ToolError, match="neither an http"):
-        extract_code_from_url("ftp://example.org/x.md", store, settings)
-    Path(workspace).mkdir(parents=True, exist_ok=True)
-    binary = Path(workspace) / "blob.md"
+        extract_code_from_url("ftp://example.org/x.md", store, settings, user="local")
+    binary = granted / "blob.md"
     binary.write_bytes(b"\x00\x01\x02")
     with pytest.raises(ToolError, match="binary"):
-        extract_code_from_url(str(binary), store, settings)
-    (Path(workspace) / "data.xyz").write_text("2\n\nH 0 0 0\nH 0 0 0.74\n")
+        extract_code_from_url(str(binary), store, settings, user="local")
+    (granted / "data.xyz").write_text("2\n\nH 0 0 0\nH 0 0 0.74\n")
     with pytest.raises(ToolError, match="cannot extract code from a .xyz file"):
-        extract_code_from_url(str(Path(workspace) / "data.xyz"), store, settings)
+        extract_code_from_url(str(granted / "data.xyz"), store, settings, user="local")

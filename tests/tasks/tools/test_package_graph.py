@@ -2,8 +2,11 @@
 
 import pytest
 
+from deployments.packages import library_roots
 from deployments.settings import get_settings
+from skills.documents import PackageModule
 from skills.store import open_cache
+from tasks.tools import package_graph
 from tasks.tools.errors import ToolError
 from tasks.tools.graph_query import query_knowledge_graph
 from tasks.tools.package_graph import load_modules, parse_local_package, parse_module
@@ -12,6 +15,16 @@ from tasks.tools.package_graph import load_modules, parse_local_package, parse_m
 @pytest.fixture
 def cache(workspace):
     return open_cache(get_settings())
+
+
+@pytest.fixture
+def site_dir(tmp_path, monkeypatch):
+    """A folder standing for one more site-packages folder: on ``sys.path`` and among the installed packages' roots."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(package_graph, "library_roots", lambda: (*library_roots(), folder.resolve()))
+    return folder
 
 
 def test_pymatgen_graph_answers_the_questions_an_agent_asks(cache):
@@ -49,12 +62,11 @@ def test_unknown_package_is_a_clear_error_with_close_names(cache):
         query_knowledge_graph("spglib_never_parsed", "find x", cache)
 
 
-def test_a_package_with_import_side_effects_is_parsed_without_running_it(cache, tmp_path, monkeypatch):
-    pkg = tmp_path / "site" / "boom"
+def test_a_package_with_import_side_effects_is_parsed_without_running_it(cache, site_dir):
+    pkg = site_dir / "boom"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("raise SystemExit('imported!')\nclass Bomb:\n    def tick(self, n: int = 3) -> None: ...\n")
     (pkg / "broken.py").write_text("def oops(:\n")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
     graph = parse_local_package("boom", cache)
     assert graph.complete and graph.files_total == 2
     assert query_knowledge_graph("boom", "signature of tick", cache).results == ["boom.Bomb.tick(self, n: int = 3) -> None"]
@@ -80,15 +92,38 @@ def test_compiled_rdkit_modules_and_functions_defined_by_assignment_are_in_the_g
     assert "rdkit.Chem.rdchem.Mol" in query_knowledge_graph("rdkit", "classes with method GetNumAtoms", cache).results
 
 
-def test_an_extension_module_that_fails_to_import_is_recorded_not_fatal(cache, tmp_path, monkeypatch):
+def test_an_extension_module_that_fails_to_import_is_recorded_not_fatal(cache, site_dir):
     import sysconfig
 
-    pkg = tmp_path / "site" / "fragile"
+    pkg = site_dir / "fragile"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / ("native" + sysconfig.get_config_var("EXT_SUFFIX"))).write_bytes(b"not a shared object")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
     graph = parse_local_package("fragile", cache)
     assert graph.complete
     native = next(m for m in load_modules(cache, "fragile") if m.module == "fragile.native")
     assert native.error and "import failed" in native.error
+
+
+def test_only_dotted_names_of_installed_packages_are_parsed(cache, tmp_path, monkeypatch):
+    """A path smuggled into the name, a package outside site-packages, or a link out of one: refused, nothing cached."""
+    outside = tmp_path / "elsewhere"
+    (outside / "conf").mkdir(parents=True)
+    (outside / "conf" / "settings.py").write_text("def connect(password='hunter2-canary'): ...\n")
+    (outside / "leaky").mkdir()
+    (outside / "leaky" / "__init__.py").write_text("def connect(password='hunter2-canary'): ...\n")
+    for name in [f"ase.{outside}/conf", f"ase./{outside}", "ase..", "ase.../../etc", "ase.calculators/../../..", "ase calculators", "ase.", ".ase"]:
+        with pytest.raises(ToolError, match="not a dotted Python name"):
+            parse_local_package(name, cache)
+    monkeypatch.syspath_prepend(str(outside))  # importable, but not installed: its files lie outside the environment
+    with pytest.raises(ToolError, match="not an installed package"):
+        parse_local_package("leaky", cache)
+    link_site = tmp_path / "site"
+    (link_site / "linked").mkdir(parents=True)
+    (link_site / "linked" / "__init__.py").write_text("")
+    (link_site / "linked" / "secret.py").symlink_to(outside / "conf" / "settings.py")  # a link out of site-packages
+    monkeypatch.syspath_prepend(str(link_site))
+    monkeypatch.setattr(package_graph, "library_roots", lambda: (*library_roots(), link_site.resolve()))
+    graph = parse_local_package("linked", cache)
+    assert graph.files_total == 1 and [m.module for m in load_modules(cache, "linked")] == ["linked"]
+    assert all("hunter2-canary" not in m.model_dump_json() for m in cache.all(PackageModule))

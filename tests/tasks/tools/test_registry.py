@@ -13,7 +13,7 @@ def test_every_tool_has_a_description_and_a_json_schema():
     for tool in TOOLS:
         assert tool.description, tool.name
         schema = tool.arguments_model().model_json_schema()
-        assert not {"settings", "store", "cache", "knowledge"} & set(schema.get("properties", {})), tool.name
+        assert not {"settings", "store", "cache", "knowledge", "user"} & set(schema.get("properties", {})), tool.name
 
 
 def test_errors_remind_of_correct_use_and_suggest_the_next_tool(workspace):
