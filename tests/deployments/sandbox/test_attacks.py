@@ -409,7 +409,7 @@ def test_the_answer_protocol_cannot_be_spoofed_after_a_failure(attack):
 
 @pytest.mark.parametrize("how", ["symlink", "hard link"])
 def test_result_json_that_leads_outside_the_run_folder_is_not_read(attack, world, how):
-    target = str(world["cookie key"])
+    target = str(_plant(world["web accounts"], json.dumps({"alice": CANARY})))  # valid JSON: read, it would be an answer
     make = f"os.symlink({target!r}, 'result.json')" if how == "symlink" else f"os.link({target!r}, 'result.json')"
     result = attack(f"import os\ntry:\n    {make}\nexcept OSError:\n    pass\n")
     assert not result.ok and result.answer is None and CANARY not in (result.error or "") + result.stdout + result.stderr
