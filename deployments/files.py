@@ -30,10 +30,13 @@ def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` so that a crash never leaves half a file."""
+def write_atomic(path: Path, text: str | bytes) -> Path:
+    """Write ``text`` (or bytes) to ``path`` so that a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    if isinstance(text, bytes):
+        tmp.write_bytes(text)
+    else:
+        tmp.write_text(text)
     os.replace(tmp, path)
     return path

@@ -134,6 +134,18 @@ class Settings(BaseSettings):
     sandbox_hidden_paths: list[Path] = Field(
         default_factory=list, description="Files and folders neither generated code nor the tools may read, even inside a granted input (the store's folder always is)."
     )
+    output_image_mb: int = Field(default=8, gt=0, description="The largest image a run may hand back (bigger ones are not kept).")
+
+    # --- admission (the chat and the MCP server of one workspace, across processes) -------
+    max_concurrent_solves: int = Field(
+        default_factory=lambda: os.cpu_count() or 2, gt=0,
+        description="Solves and skill runs answered at once, all users together (the CPU count when unset); more wait their turn, "
+        "in round-robin between users.",
+    )
+    max_concurrent_solves_per_user: int = Field(default=1, gt=0, description="Solves and skill runs one user has answered at once.")
+    max_queued_per_user: int = Field(
+        default=4, ge=0, description="Requests of one user that may wait for a turn; more are answered 'busy, retry later'."
+    )
 
     # --- skills and memory ----------------------------------------------------------
     store: str = Field(
@@ -203,7 +215,6 @@ class Settings(BaseSettings):
     web_login: bool = Field(default=False, description="evoskill serve: ask users to log in (accounts in <workspace>/web-users.json).")
     web_secret: SecretStr | None = Field(default=None, description="Signs the web app's cookies; generated and kept in the workspace when unset.")
     web_max_query_chars: int = Field(default=4000, gt=0, description="The longest question the web app and the MCP server accept.")
-    web_solvers: int = Field(default=2, gt=0, description="Questions the web app answers at once (more wait their turn).")
     web_allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names the web app answers to beside loopback (127.0.0.1, localhost, [::1]): the names its users browse to.",
@@ -274,6 +285,14 @@ class Settings(BaseSettings):
     def run_root(self) -> Path:
         """Folder holding one subfolder per sandboxed execution."""
         return self.workspace.resolve() / "runs"
+
+    def outputs_root(self) -> Path:
+        """Folder holding the images runs handed back (``deployments/run_outputs.py``), one subfolder per run."""
+        return self.workspace.resolve() / "outputs"
+
+    def admission_root(self) -> Path:
+        """Folder of the lock files that bound concurrent solves (``deployments/admission.py``)."""
+        return self.workspace.resolve() / "admission"
 
     def store_root(self) -> Path:
         """Folder of the file-backed store."""

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 import uuid
@@ -21,6 +22,7 @@ from deployments.files import write_atomic
 from deployments.llm.client import LLMClient, make_client
 from deployments.llm.transport import LLMError
 from deployments.progress import report
+from deployments.run_outputs import OutputRefused, copy_images, read_image
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
@@ -46,10 +48,10 @@ from tasks.recall import recall
 from tasks.simple import simple_solve
 from tasks.triage import triage
 
-__all__ = ["solve", "run_solve", "IMAGE_SUFFIXES"]
+__all__ = ["solve", "run_solve"]
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}  # not SVG: it can carry script
 OUTPUT_CHARS = 4000
+ARTIFACT_IMAGE_BYTES = 2 * 1024 * 1024  # images inlined in the solve's artifact, together; the rest are named
 
 
 def _record(outcome: StageOutcome, ok: bool) -> StageRecord:
@@ -84,7 +86,23 @@ def _write(trajectory: Trajectory, settings: Settings) -> Path:
     return write_atomic(settings.trajectory_root() / f"{name}.json", trajectory.model_dump_json(indent=2))
 
 
-def _artifact(result: SolveResult, query: str) -> None:
+def _images_markdown(paths: list[str], settings: Settings) -> str:
+    """The kept images as inline Markdown images (read by ``read_image``) up to ``ARTIFACT_IMAGE_BYTES``, the rest by number."""
+    lines, left = [], ARTIFACT_IMAGE_BYTES
+    for number, path in enumerate(paths, 1):
+        try:
+            data, media = read_image(path, settings)
+        except OutputRefused:
+            continue
+        if len(data) > left:
+            lines.append(f"plot {number}: {len(data)} bytes, shown in the chat")
+            continue
+        left -= len(data)
+        lines.append(f"![plot {number}](data:{media};base64,{base64.b64encode(data).decode()})")
+    return "\n\n".join(lines)
+
+
+def _artifact(result: SolveResult, query: str, settings: Settings) -> None:
     rows = "\n".join(f"| {s.name} | {s.wall_s:.2f} | {'yes' if s.ok else 'no'} | {(s.detail or '')[:120]} |" for s in result.stages)
     answer = result.formatted if result.success else (f"question: {result.question}" if result.question else f"failed: {result.error}")
     markdown = (
@@ -94,6 +112,8 @@ def _artifact(result: SolveResult, query: str) -> None:
         f"| stage | wall s | ok | detail |\n|---|---|---|---|\n{rows}\n\n"
         f"```python\n{result.code or ''}\n```\n"
     )
+    if result.images:
+        markdown += f"\n{_images_markdown(result.images, settings)}\n"
     create_markdown_artifact(markdown=markdown, key="solve-result", description="evoskill answer, code and stage timings")
 
 
@@ -159,11 +179,9 @@ def _answering_execution(t: SolveTrajectory) -> ExecutionResult | None:
     return branch.last.execution if branch and branch.last else None
 
 
-def _images(execution: ExecutionResult | None) -> list[str]:
-    """Image files the answering code wrote in its sandbox folder (plots), in name order."""
-    if execution is None or not execution.workdir or not Path(execution.workdir).is_dir():
-        return []
-    return sorted(str(p) for p in Path(execution.workdir).rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())[:12]
+def _images(execution: ExecutionResult | None, settings: Settings) -> list[str]:
+    """The images (plots) the answering code wrote, copied out of its run folder by ``copy_images``."""
+    return copy_images(execution.workdir, settings) if execution is not None and execution.workdir else []
 
 
 def run_solve(
@@ -206,7 +224,7 @@ def run_solve(
     result.error = None if result.success or path == "clarify" else error or (answer.error if answer else None)
     execution = _answering_execution(t)
     result.output = execution.stdout[-OUTPUT_CHARS:] if execution else None
-    result.images = _images(execution)
+    result.images = _images(execution, settings)
     learn_error = None
     if path in ("simple", "deep") and llm is not None:
         try:  # the answer is kept whatever happens while learning from it
@@ -229,7 +247,7 @@ def run_solve(
     if conversation is not None:
         conversation.add(request.query, result)
     record_run(store, result, request)
-    _artifact(result, request.query)
+    _artifact(result, request.query, settings)
     return result
 
 

@@ -190,7 +190,7 @@ class SessionTurn(BaseModel):
     path: str | None = None
     code: str | None = None
     output: str | None = None
-    images: list[str] = Field(default_factory=list, description="Image files the answering code wrote.")
+    images: list[str] = Field(default_factory=list, description="Images the answering code wrote: paths of their kept copies (deployments/run_outputs.py).")
     error: str | None = None
     stages: list[StageRecord] = Field(default_factory=list)
     skill_id: str | None = None

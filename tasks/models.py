@@ -131,7 +131,7 @@ class SolveResult(BaseModel):
     flow_run_id: str | None = None
     code: str | None = None
     output: str | None = Field(default=None, description="What the answering code printed (its stdout, cut to its tail).")
-    images: list[str] = Field(default_factory=list, description="Image files the answering code wrote, as paths.")
+    images: list[str] = Field(default_factory=list, description="Images the answering code wrote: paths of their kept copies (deployments/run_outputs.py).")
     error: str | None = None
     trajectory_path: str | None = None
 

@@ -41,6 +41,7 @@ from typing import IO, Any
 
 from pydantic import JsonValue
 
+from deployments.run_outputs import OutputRefused, read_inside
 from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgroups
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
@@ -59,6 +60,7 @@ _BWRAP = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-wit
 _JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96; shift; n=$((n - 1)); done; exec "$@"'
 _LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
 _SHM_BYTES = 64 * 1024 * 1024  # /dev/shm under bubblewrap: its own small tmpfs (semaphores, small shared arrays)
+_RESULT_BYTES = 16 * 1024 * 1024  # result.json: an answer, not a data file
 _GRACE_S = 30.0  # after the wall-clock limit, for the launcher to kill the run and hand its files back
 
 # Outputs longer than this are kept in the run folder (an ObjectRef) and only head and tail travel on.
@@ -214,10 +216,11 @@ def _read_answer(stdout: str, workdir: Path) -> tuple[bool, JsonValue, str | Non
             return True, json.loads(lines[-1]), None
         except json.JSONDecodeError:
             pass
-    result_file = workdir / "result.json"
-    if result_file.is_file():
-        try:
-            return True, json.loads(result_file.read_text()), None
+    if os.path.lexists(workdir / "result.json"):
+        try:  # a regular file of the run folder only: never a link or a hard link to a file outside it
+            return True, json.loads(read_inside(workdir, "result.json", _RESULT_BYTES)), None
+        except OutputRefused as exc:
+            return False, None, f"result.json was not read: {exc}"
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return False, None, f"result.json is not valid JSON ({exc})"
     last = lines[-1][:200] if lines else "<no output>"

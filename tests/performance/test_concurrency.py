@@ -3,8 +3,8 @@
 Both write to one file-backed MontyStore at once. Each checks that every result is stored exactly
 once and that no document is corrupt, and reports latency percentiles in ``extra_info``:
 
-- ``solves``: 50 solve requests submitted at once, answered by a pool of ``SOLVERS`` threads (the chat's
-  ``EVOSKILL_WEB_SOLVERS``), each flow answering, learning and writing its run record, trajectory and
+- ``solves``: 50 solve requests submitted at once, answered by a pool of ``SOLVERS`` threads (the bound the chat
+  takes from ``EVOSKILL_MAX_CONCURRENT_SOLVES``), each flow answering, learning and writing its run record, trajectory and
   memories; all compile the same skill, which must be stored once. Latency counts the wait in the queue.
   (Unbounded, the SQLite-backed Prefect API answers 503 once some tens of flows write at once: a
   Prefect server on PostgreSQL is the one for more.)

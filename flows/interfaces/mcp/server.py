@@ -4,7 +4,10 @@ and ``list_skills``.
 A skill's tool takes the skill's parameter schema as its input schema; arguments are checked against it (JSON
 Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument. Tools are read
 from the store on every ``tools/list``, so skills learned after the server started appear without a restart.
-Skills run in the sandbox with no LLM; ``solve`` runs the ``solve`` flow.
+Skills run in the sandbox with no LLM; ``solve`` runs the ``solve`` flow and returns the plots its code drew as images
+(the kept copies, ``deployments/run_outputs.py``). Both wait for their turn (``deployments/admission.py``, shared with
+the chat): a waiting call hears "busy, position N" as progress, and a call beyond the queue's limit gets an error
+result saying busy, to retry.
 
 >>> from mcp import Client                                                   # doctest: +SKIP
 >>> async with Client(StdioServerParameters(command="evoskill", args=["mcp"])) as client:   # doctest: +SKIP
@@ -14,7 +17,9 @@ Skills run in the sandbox with no LLM; ``solve`` runs the ``solve`` flow.
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -22,6 +27,8 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from mcp.server.lowlevel import Server
 
+from deployments.admission import Admission, Busy
+from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.documents import Skill
 from skills.params import validate_params
@@ -110,6 +117,7 @@ class _Handlers:
         self.settings = settings
         self.store = store
         self.fixed = {tool.name: tool for tool in _fixed_tools(settings)}
+        self.admission = Admission.from_settings(settings)
 
     async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         skills = await anyio.to_thread.run_sync(self.store.latest_skills)
@@ -129,9 +137,29 @@ class _Handlers:
         if problems:
             return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
         if skill is not None:
-            return await anyio.to_thread.run_sync(self._run_skill, skill, arguments)
-        handler = {"solve": self._solve, "search_memory": self._search_memory, "list_skills": self._list_skills}[params.name]
+            return await self._in_turn(ctx, lambda: self._run_skill(skill, arguments))
+        if params.name == "solve":
+            return await self._in_turn(ctx, lambda: self._solve(arguments))
+        handler = {"search_memory": self._search_memory, "list_skills": self._list_skills}[params.name]
         return await anyio.to_thread.run_sync(handler, arguments)
+
+    async def _in_turn(self, ctx: Any, work: Callable[[], types.CallToolResult]) -> types.CallToolResult:
+        """Run ``work`` on a worker thread once admitted; meanwhile report "busy, position N" as progress.
+
+        Beyond the user's queue limit the answer is an error result: busy, retry.
+        """
+        try:
+            ticket = await anyio.to_thread.run_sync(self.admission.enter, self.settings.user)
+        except Busy as exc:
+            return _result(str(exc), error=True)
+        with ticket:  # left on cancellation too
+            told = 0
+            while (position := await anyio.to_thread.run_sync(ticket.poll)) != 0:
+                if position != told:
+                    await ctx.session.report_progress(0, None, f"busy, position {position}: it starts when its turn comes")
+                    told = position
+                await anyio.sleep(self.admission.poll_s)
+            return await anyio.to_thread.run_sync(work)
 
     def _run_skill(self, skill: Skill, arguments: dict[str, Any]) -> types.CallToolResult:
         execution = run_skill(skill, validate_params(skill.parameters, arguments), self.settings)
@@ -147,7 +175,20 @@ class _Handlers:
         with prefect_runtime(self.settings):
             result = solve(arguments["query"], session=arguments.get("session"), user=self.settings.user)
         keep = ("success", "answer", "formatted", "unit", "path", "skill_id", "learned", "question", "session", "error", "code", "flow_run_id")
-        return _result(result.model_dump(mode="json", include=set(keep)), error=not (result.success or result.question))
+        reply = _result(result.model_dump(mode="json", include=set(keep)), error=not (result.success or result.question))
+        reply.content += self._images(result.images)
+        return reply
+
+    def _images(self, paths: list[str]) -> list[types.ImageContent]:
+        """The plots a solve kept, as MCP images (each read by ``read_image``)."""
+        images = []
+        for path in paths:
+            try:
+                data, media = read_image(path, self.settings)
+            except OutputRefused:
+                continue
+            images.append(types.ImageContent(data=base64.b64encode(data).decode(), mime_type=media))
+        return images
 
     def _search_memory(self, arguments: dict[str, Any]) -> types.CallToolResult:
         self.store.refresh()  # other processes (the CLI, the web app) may have learned since

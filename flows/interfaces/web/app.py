@@ -1,6 +1,7 @@
 """The web app: a FastAPI application serving the chat and the skills browser as server-rendered pages.
 
->>> from deployments.settings import Settings
+>>> from deployments.admission import Admission
+from deployments.settings import Settings
 >>> app = create_app(Settings(store="memory", workspace="/tmp/evoskill-doctest"))   # doctest: +SKIP
 >>> uvicorn.run(app, host="127.0.0.1", port=8501)                                   # doctest: +SKIP
 
@@ -23,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.sessions import SessionMiddleware
 
+from deployments.admission import Admission
 from deployments.settings import Settings
 from flows.interfaces.web import chat_pages, skill_pages
 from flows.interfaces.web.files import STATIC, STATIC_URL, TEMPLATES
@@ -56,13 +58,13 @@ def flow_solver() -> Solver:
 
 
 def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
-    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads.
+    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads, in their turn.
 
     ``prefect_ui``: the Prefect UI's address, for links to flow runs (none when flows run on an ephemeral API).
     """
     store = open_store(settings)
     context = contextvars.copy_context()
-    jobs = SolveJobs(store, flow_solver(), settings.web_solvers, context)
+    jobs = SolveJobs(store, flow_solver(), Admission.from_settings(settings), context)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

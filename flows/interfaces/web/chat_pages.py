@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 import uuid
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from deployments.admission import Busy
+from deployments.run_outputs import OutputRefused, read_image
 from flows.interfaces.web.files import CHAT_PAGE, LOGIN_PAGE
 from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.session import Conversation, SessionAccessError, owned_session
-from flows.solve import IMAGE_SUFFIXES
 from skills.documents import Session
 
 __all__ = ["router", "improve_query"]
@@ -69,14 +69,17 @@ def _ask(request: Request, user: str, conversation: Conversation, query: str) ->
     problem = _problem(state, query)
     if problem is None and conversation.session.status == "stopped":
         problem = "this session is stopped: reopen it to ask more"
+    status = 400
     if problem is None:
         try:
             state.jobs.submit(conversation, query.strip())
+        except Busy as exc:
+            problem, status = str(exc), 429
         except RuntimeError as exc:
             problem = str(exc)
     if problem is not None:
         return _page(request, user, conversation.session if conversation.session.turns or conversation.session.pending else None,
-                     error=problem, draft=query, status=400)  # fmt: skip
+                     error=problem, draft=query, status=status)  # fmt: skip
     return RedirectResponse(f"/chat/{conversation.session.id}", status_code=303)
 
 
@@ -163,22 +166,23 @@ def progress(request: Request, user: CurrentUser, session_id: str) -> dict[str, 
     _conversation(state, session_id, user)
     job = state.jobs.running(session_id)
     events = [{"t": t, "stage": stage, "status": status, "detail": detail} for t, stage, status, detail in (job.events if job else [])]
-    return {"running": job is not None, "events": events}
+    return {"running": job is not None, "position": job.position if job else None, "events": events}
 
 
 @router.get("/chat/{session_id}/turns/{turn}/images/{number}")
-def image(request: Request, user: CurrentUser, session_id: str, turn: int, number: int) -> FileResponse:
-    """An image the answering code of one turn wrote (only files the turn lists are served)."""
-    session = _conversation(web_state(request), session_id, user).session
+def image(request: Request, user: CurrentUser, session_id: str, turn: int, number: int) -> Response:
+    """An image the answering code of one turn handed back: only the turn's kept copies, read by ``read_image``."""
+    state = web_state(request)
+    session = _conversation(state, session_id, user).session
     try:
         if turn < 0 or number < 0:
             raise IndexError
-        path = Path(session.turns[turn].images[number])
+        data, media = read_image(session.turns[turn].images[number], state.settings)
     except IndexError:
         raise HTTPException(status_code=404, detail="no such image") from None
-    if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
-        raise HTTPException(status_code=404, detail="the image is gone")
-    return FileResponse(path)
+    except OutputRefused:
+        raise HTTPException(status_code=404, detail="the image is gone") from None
+    return Response(data, media_type=media)
 
 
 @router.get("/login", response_class=HTMLResponse)

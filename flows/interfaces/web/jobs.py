@@ -1,7 +1,9 @@
 """Questions the web app is answering: each a ``solve`` flow run on a background thread, its stage events kept for the page.
 
-The session stores the question as ``pending`` before the flow starts and the turn when it ends, so a question
-survives a crash of the server: the page offers to ask it again.
+A question waits for its turn (``deployments/admission.py``: bounds per user and in all, shared with the MCP server,
+round-robin between users) and the page shows its place ("busy, position N"); a user with too many questions waiting
+is told to retry. The session stores the question as ``pending`` before the flow starts and the turn when it ends,
+so a question survives a crash of the server: the page offers to ask it again.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from deployments.admission import Admission, Ticket
 from deployments.progress import Status, add_listener, remove_listener
 from flows.session import Conversation
 from skills.store import SkillStore
@@ -32,25 +34,32 @@ class SolveJob:
     query: str
     started: float = field(default_factory=time.time)
     events: list[tuple[float, str, str, str]] = field(default_factory=list)
+    position: int | None = None
     done: bool = False
 
     def note(self, stage: str, status: Status, detail: str) -> None:
         self.events.append((round(time.time() - self.started, 1), stage, status, detail[:300]))
 
+    def queued(self, position: int) -> None:
+        """Waiting for a turn, ``position`` in the queue (1 is next)."""
+        self.position = position
+        self.note("queue", "progress", f"busy, position {position}")
+
 
 class SolveJobs:
-    """A thread pool of solves, at most one per session at a time.
+    """Solves on background threads, at most one per session at a time, each answered when ``admission`` lets it.
 
-    Jobs run in a copy of ``context`` (default: the one the pool is made in), so flows reach the Prefect API chosen there.
+    Jobs run in a copy of ``context`` (default: the one this is made in), so flows reach the Prefect API chosen there.
     """
 
-    def __init__(self, store: SkillStore, solver: Solver, workers: int, context: contextvars.Context | None = None):
+    def __init__(self, store: SkillStore, solver: Solver, admission: Admission, context: contextvars.Context | None = None):
         self._store = store
         self._solver = solver
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="evoskill-web-solve")
+        self._admission = admission
         self._context = context or contextvars.copy_context()
         self._jobs: dict[str, SolveJob] = {}
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         add_listener(self._on_event)
 
     def _on_event(self, stage: str, status: Status, detail: str) -> None:
@@ -64,21 +73,31 @@ class SolveJobs:
         return job if job and not job.done else None
 
     def submit(self, conversation: Conversation, query: str) -> SolveJob:
-        """Store the question as pending and answer it in the background (``RuntimeError`` if one is running)."""
+        """Store the question as pending and answer it in the background, in its turn.
+
+        ``RuntimeError`` if the session is answering one already; ``Busy`` (one) if the user has too many waiting.
+        """
         session = conversation.session
         with self._lock:
             if (current := self._jobs.get(session.id)) is not None and not current.done:
                 raise RuntimeError("this session is still answering its last question")
-            job = self._jobs[session.id] = SolveJob(session.id, query)
+            ticket = self._admission.enter(session.user)
+            job = self._jobs[session.id] = SolveJob(session.id, query, position=ticket.position or None)
         conversation.update(pending=query, status="open")
-        self._pool.submit(self._context.copy().run, self._run, job, session.user)
+        thread = threading.Thread(target=self._context.copy().run, args=(self._run, job, session.user, ticket), daemon=True,
+                                  name=f"evoskill-web-solve-{session.id}")  # fmt: skip
+        thread.start()
         return job
 
-    def _run(self, job: SolveJob, user: str) -> None:
+    def _run(self, job: SolveJob, user: str, ticket: Ticket) -> None:
         _current.set(job)
-        self._store.refresh()  # recall sees what other processes (the CLI, the MCP server) learned since
         try:
-            self._solver(job.query, job.session_id, user)
+            with ticket:
+                if not ticket.wait(job.queued, self._closing):
+                    return  # the server is stopping: the question stays pending, askable again
+                job.position = None
+                self._store.refresh()  # recall sees what other processes (the CLI, the MCP server) learned since
+                self._solver(job.query, job.session_id, user)
         except Exception as exc:  # noqa: BLE001 - shown in the chat, and the question stays askable
             job.note("solve", "failed", f"{type(exc).__name__}: {exc}")
             conversation = Conversation.open(self._store, job.session_id, user)
@@ -87,5 +106,6 @@ class SolveJobs:
             job.done = True
 
     def close(self) -> None:
+        """Stop listening; questions still waiting for a turn leave the queue (solves already running finish)."""
         remove_listener(self._on_event)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._closing.set()

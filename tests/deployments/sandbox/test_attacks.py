@@ -407,6 +407,14 @@ def test_the_answer_protocol_cannot_be_spoofed_after_a_failure(attack):
     assert not result.ok and result.answer is None and "code 3" in result.error
 
 
+@pytest.mark.parametrize("how", ["symlink", "hard link"])
+def test_result_json_that_leads_outside_the_run_folder_is_not_read(attack, world, how):
+    target = str(_plant(world["web accounts"], json.dumps({"alice": CANARY})))  # valid JSON: read, it would be an answer
+    make = f"os.symlink({target!r}, 'result.json')" if how == "symlink" else f"os.link({target!r}, 'result.json')"
+    result = attack(f"import os\ntry:\n    {make}\nexcept OSError:\n    pass\n")
+    assert not result.ok and result.answer is None and CANARY not in (result.error or "") + result.stdout + result.stderr
+
+
 def test_an_isolation_that_does_not_work_here_is_a_clear_error(tmp_path, monkeypatch):
     from deployments.sandbox import execute as sandbox
 

@@ -1,9 +1,10 @@
-// While a question is being answered: show its stage events, and reload the page when the answer is stored.
+// While a question is being answered: show its place in the queue and its stage events, and reload the page when the answer is stored.
 (function () {
   const main = document.querySelector("main[data-progress]");
   if (!main) return;
   const url = main.dataset.progress;
   const list = document.getElementById("events");
+  const place = document.getElementById("position");
   async function poll() {
     let state;
     try {
@@ -12,6 +13,9 @@
     } catch (err) {
       setTimeout(poll, 2000);
       return;
+    }
+    if (place) {
+      place.textContent = state.position ? `Busy, position ${state.position} in the queue: it starts when its turn comes.` : "";
     }
     if (list) {
       list.replaceChildren(...state.events.map((e) => {

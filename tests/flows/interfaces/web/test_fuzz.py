@@ -70,7 +70,7 @@ def test_session_ids_and_indexes_in_urls(client, web_app, session_id, turn, numb
     page, progress, image, stop, satisfied, improve, reopen = responses.values()
     if session_id == "known":
         assert page.status_code == 200 and 'action="/chat/known/ask"' in page.text
-        assert progress.status_code == 200 and progress.json() == {"running": False, "events": []}
+        assert progress.status_code == 200 and progress.json() == {"running": False, "position": None, "events": []}
         assert image.status_code == 404 and image.json() == {"detail": "no such image"}
         assert (stop.status_code, stop.headers["location"], reopen.status_code) == (303, "/chat/known", 303)
         assert satisfied.status_code == 400 and "this session is stopped" in satisfied.text
