@@ -24,11 +24,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, WorkerPlugin
 from distributed.deploy import Cluster
 
 from deployments.resources import format_resources, worker_memory, worker_resources
-from deployments.settings import Settings
+from deployments.sandbox.execute import SandboxLimits, warm_up
+from deployments.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from dask_jobqueue import JobQueueCluster
@@ -115,15 +116,31 @@ def _connect(settings: Settings) -> DaskCluster:
         return _local(settings)
 
 
+class WarmSandbox(WorkerPlugin):
+    """Starts each worker's warm sandbox executor as the worker starts, in the background, so its first skill runs start warm too."""
+
+    name = "evoskill-warm-sandbox"
+
+    def setup(self, worker: Any) -> None:
+        settings = get_settings()  # the worker's own settings (its environment)
+        if settings.sandbox_warm:
+            threading.Thread(target=warm_up, args=(SandboxLimits.from_settings(settings),), name="evoskill-warm-up", daemon=True).start()
+
+
+def _opened(dask: DaskCluster) -> DaskCluster:
+    dask.client.register_plugin(WarmSandbox())
+    return dask
+
+
 def open_cluster(settings: Settings) -> DaskCluster:
-    """The process's Dask cluster for these settings (connected once, reconnected if it went away)."""
+    """The process's Dask cluster for these settings (connected once, reconnected if it went away); its workers start warm executors."""
     key = (settings.dask_cluster, settings.dask_address, settings.dask_workers, settings.dask_threads_per_worker,
            settings.dask_worker_memory, str(settings.dask_worker_resources), str(settings.dask_jobqueue))  # fmt: skip
     with _LOCK:
         found = _OPEN.get(key)
         if found is not None and found.client.status == "running":
             return found
-        _OPEN[key] = _connect(settings)
+        _OPEN[key] = _opened(_connect(settings))
         return _OPEN[key]
 
 

@@ -134,6 +134,15 @@ class Settings(BaseSettings):
     sandbox_hidden_paths: list[Path] = Field(
         default_factory=list, description="Files and folders neither generated code nor the tools may read, even inside a granted input (the store's folder always is)."
     )
+    sandbox_warm: bool = Field(
+        default=True,
+        description="Start runs from a warm executor: a contained process with the heavy packages imported once, forking a fresh "
+        "child per run (same view and limits as a cold run); runs go cold, with a warning, where it cannot start.",
+    )
+    sandbox_warm_packages: list[str] = Field(
+        default_factory=lambda: ["numpy", "scipy", "ase", "ase.build", "pymatgen.core", "rdkit.Chem", "spglib", "smact"],
+        description="Modules the warm executor imports once (a missing one is skipped; a run imports what it needs besides).",
+    )
     output_image_mb: int = Field(default=8, gt=0, description="The largest image a run may hand back (bigger ones are not kept).")
 
     # --- admission (the chat and the MCP server of one workspace, across processes) -------

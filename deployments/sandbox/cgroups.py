@@ -13,6 +13,7 @@ import os
 import signal
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -152,18 +153,17 @@ class RunCgroups:
                 pass
         return sorted(found)
 
-    def kill_all_and_remove(self) -> None:
-        """SIGKILL every process still in the groups, then remove the groups."""
-        for _ in range(100):
-            pids = self.pids()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.02)
+    def _kill(self) -> bool:
+        """SIGKILL every process in the groups; whether there were any."""
+        pids = self.pids()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return bool(pids)
+
+    def _remove(self) -> None:
         for folder, _ in self.groups.values():
             for _ in range(25):  # the kernel may take a moment to release a group whose last process just died
                 try:
@@ -174,6 +174,29 @@ class RunCgroups:
                     time.sleep(0.02)
             else:
                 log.warning("sandbox: cgroup %s not removed (%s)", folder, error)
+
+    def kill_all_and_remove(self, wait: bool = True) -> None:
+        """SIGKILL every process still in the groups, then remove the groups.
+
+        ``wait=False``: send the kills now and leave waiting for the processes to go (and removing the groups) to a
+        background thread, for a run whose result does not depend on it (a warm run's process is torn down after it reports).
+        """
+        if not self._kill():
+            self._remove()
+        elif wait:
+            self._finish()
+        else:
+            _REMOVER.submit(self._finish)
+
+    def _finish(self) -> None:
+        pause, deadline = 0.001, time.monotonic() + 2.0
+        while time.monotonic() < deadline and self._kill():
+            time.sleep(pause)  # a killed process leaves its group within milliseconds
+            pause = min(pause * 2, 0.02)
+        self._remove()
+
+
+_REMOVER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evoskill-cgroup-remover")
 
 
 def _limit(folder: Path, v2: bool, controller: str, max_processes: int, memory_bytes: int) -> None:

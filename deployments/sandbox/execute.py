@@ -20,6 +20,7 @@ non-empty stdout line, or writes ``result.json`` in its working directory.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -33,11 +34,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from pydantic import JsonValue
 
@@ -46,11 +47,12 @@ from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgr
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
 from deployments.sandbox.outputs import OutputReceiver
-from deployments.sandbox.view import GROUP, PASSWD, SandboxView, build_view, view_paths
+from deployments.sandbox.view import GROUP, PASSWD, SandboxView, build_view, inside, view_paths
+from deployments.sandbox.warm import WarmExecutor, WarmUnavailable, warm_executor
 from deployments.secret_paths import hidden_paths
 from deployments.settings import Settings
 
-__all__ = ["SandboxLimits", "run_code", "isolation_report"]
+__all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +60,13 @@ _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 _BWRAP = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
 # Joins the run's cgroups ($2..$N+1, N=$1) before anything else starts, then runs the rest of the command.
 _JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96; shift; n=$((n - 1)); done; exec "$@"'
+# The warm executor keeps its namespaces' powers (to give each run its own) inside a user namespace of its own; its runs drop them.
+_BWRAP_WARM = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-user", "--die-with-parent", "--new-session",
+               "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")  # fmt: skip
 _LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
+# Run after the launcher's source, whose __future__ import (which must come first) covers it too.
+_ZYGOTE = (Path(__file__).parent / "zygote.py").read_text().replace("from __future__ import annotations\n", "")
+_WARM_WORK = Path("/sandbox")  # a warm run's folder, inside its view (a cold run's is at its own path)
 _SHM_BYTES = 64 * 1024 * 1024  # /dev/shm under bubblewrap: its own small tmpfs (semaphores, small shared arrays)
 _RESULT_BYTES = 16 * 1024 * 1024  # result.json: an answer, not a data file
 _GRACE_S = 30.0  # after the wall-clock limit, for the launcher to kill the run and hand its files back
@@ -90,13 +98,15 @@ class SandboxLimits:
     hidden: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     isolation: str = _setting_default("isolation")
+    warm: bool = _setting_default("warm")
+    warm_packages: tuple[str, ...] = tuple(Settings.model_fields["sandbox_warm_packages"].default_factory())  # type: ignore[call-arg,misc]
 
     @classmethod
     def from_settings(cls, s: Settings, inputs: Iterable[str | Path] = ()) -> SandboxLimits:
-        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs")}
+        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs", "warm_packages")}
         hidden = tuple(str(p) for p in hidden_paths(s))  # home credentials: outside the view; covered if a granted input holds them
         granted = tuple(str(Path(p).resolve()) for p in [*s.sandbox_inputs, *inputs])
-        return cls(**limits, hidden=hidden, inputs=granted)
+        return cls(**limits, hidden=hidden, inputs=granted, warm_packages=tuple(s.sandbox_warm_packages))
 
 
 def _unshare_flags(network: bool) -> list[str]:
@@ -121,7 +131,7 @@ def _unavailable(kind: str, network: bool) -> str | None:
     if shutil.which(kind if kind == "unshare" else "bwrap") is None:
         return f"'{kind}' is not installed"
     with tempfile.TemporaryDirectory(prefix="evoskill-probe-") as folder:
-        probe = _execute("import json\nprint(json.dumps(1))\n", Path(folder), SandboxLimits(wall_s=30, network=network), "probe", kind)
+        probe = _execute("import json\nprint(json.dumps(1))\n", Path(folder), SandboxLimits(wall_s=30, network=network, warm=False), "probe", kind)
     if probe.ok and probe.answer == 1:
         return None
     lines = [line for line in probe.stderr.strip().splitlines() if line.strip()]
@@ -296,9 +306,10 @@ def _data_fd(text: str) -> int:
     return read
 
 
-def _bwrap_command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int]) -> list[str]:
+def _bwrap_command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], warm: bool = False) -> list[str]:
+    """bubblewrap's arguments for ``view``; ``warm``: for the warm executor (each run mounts its own folder at ``view.work``)."""
     work, size = view.work, (["--size", str(limits.disk_mb * 1024 * 1024)] if _bwrap_sizes_tmpfs() else [])
-    args = [*_BWRAP, *([] if limits.network else ["--unshare-net"])]
+    args = [*(_BWRAP_WARM if warm else _BWRAP), *([] if limits.network else ["--unshare-net"])]
     for path in view.scratch:
         args += [*size, "--tmpfs", path]
     for path in view.read_only:
@@ -310,8 +321,8 @@ def _bwrap_command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, 
     for name, fd in etc_fds.items():
         args += ["--ro-bind-data", str(fd), f"/etc/{name}"]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--size", str(_SHM_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc"]
-    args += [*size, "--tmpfs", work, "--ro-bind", f"{work}/main.py", f"{work}/main.py"]
-    return [*args, "--remount-ro", "/", "--chdir", work, "--"]
+    args += ["--dir", work] if warm else [*size, "--tmpfs", work, "--ro-bind", f"{work}/main.py", f"{work}/main.py"]
+    return [*args, "--remount-ro", "/", "--chdir", "/" if warm else work, "--"]
 
 
 def _etc_files(workdir: Path) -> dict[str, str]:
@@ -319,11 +330,7 @@ def _etc_files(workdir: Path) -> dict[str, str]:
     return {"passwd": PASSWD.format(**ids), "group": GROUP.format(**ids)}
 
 
-def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str) -> ExecutionResult:
-    """Run ``code`` under ``kind`` isolation (known to work) in a fresh folder under ``run_root``."""
-    workdir = (run_root / f"{name}-{uuid.uuid4().hex[:8]}").resolve()
-    (workdir / "tmp").mkdir(parents=True)
-    (workdir / "main.py").write_text(code)
+def _rlimits(limits: SandboxLimits, groups: RunCgroups) -> dict[str, int]:
     mb = 1024 * 1024
     rlimits = {
         "RLIMIT_CPU": limits.cpu_s,
@@ -332,9 +339,23 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
         "RLIMIT_NOFILE": 1024,
         "RLIMIT_CORE": 0,
     }
-    groups = make_run_cgroups(limits.max_processes, limits.memory_mb, workdir.name)
     if "pids" not in groups.groups:  # ignored for root, but bounds an unprivileged user
         rlimits["RLIMIT_NPROC"] = limits.max_processes
+    return rlimits
+
+
+@dataclass
+class _Started:
+    """A run under way: its output streams, its control pipe, and the cold launcher's process (None for a warm run)."""
+
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+    control: int | None
+    proc: subprocess.Popen[bytes] | None = None
+
+
+def _start_cold(workdir: Path, limits: SandboxLimits, kind: str, groups: RunCgroups, rlimits: dict[str, int]) -> tuple[_Started, SandboxView | None, Path | None]:
+    """Start a new interpreter for the run: the launcher under ``kind`` isolation."""
     contained = kind != "none"
     config: dict[str, Any] = {"rlimits": rlimits, "cwd": str(workdir)}
     prefix: list[str] = []
@@ -352,12 +373,11 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
         else:
             root = workdir / ".sandbox-root"
             root.mkdir()
-            config.update(view=view.as_config(), root=str(root), disk_bytes=limits.disk_mb * mb, etc=_etc_files(workdir))
+            config.update(view=view.as_config(), root=str(root), disk_bytes=limits.disk_mb * 1024 * 1024, etc=_etc_files(workdir))
             prefix = _unshare_flags(limits.network)
-    cmd = [*prefix, sys.executable, "-I", "-c", _LAUNCHER, json.dumps(config)]
+    cmd = [*prefix, sys.executable, "-I", "-c", f"{_LAUNCHER}\nmain(json.loads(sys.argv[1]))\n", json.dumps(config)]
     if groups.groups:
         cmd = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", str(len(groups.procs_files)), *groups.procs_files, *cmd]
-    started = time.perf_counter()
     try:
         proc = subprocess.Popen(
             cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
@@ -366,22 +386,166 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
     finally:
         for fd in pass_fds:
             os.close(fd)
-    receiver = OutputReceiver(control_read, workdir, (limits.disk_mb + 64) * mb * 2) if control_read is not None else None
-    readers = [_Capture(proc.stdout, limits.output_bytes), _Capture(proc.stderr, limits.output_bytes)]  # type: ignore[arg-type]  # both are PIPEs: not None
+    return _Started(proc.stdout, proc.stderr, control_read, proc), view, root  # type: ignore[arg-type]  # both are PIPEs: not None
+
+
+@cache
+def _warm_view_of(inputs: tuple[str, ...], hidden: tuple[str, ...], network: bool) -> SandboxView:
+    return build_view(_WARM_WORK, inputs, hidden, network)
+
+
+def _warm_view(limits: SandboxLimits) -> SandboxView:
+    """The view of warm runs under ``limits`` (the same for every run: their folder is always at ``_WARM_WORK``)."""
+    return _warm_view_of(limits.inputs, limits.hidden, limits.network)
+
+
+def _launch_warm(kind: str, limits: SandboxLimits, view: SandboxView) -> Callable[[int], subprocess.Popen[bytes]]:
+    """How to start the warm executor for runs under ``limits`` (its socket's descriptor in, its process out)."""
+
+    def launch(sock: int) -> subprocess.Popen[bytes]:
+        config: dict[str, Any] = {"socket_fd": sock, "preload": list(limits.warm_packages), "network": limits.network}
+        pass_fds = [sock]
+        etc = _etc_files(_WARM_WORK)
+        if kind == "bwrap":
+            etc_fds = {name: _data_fd(text) for name, text in etc.items()}
+            prefix = _bwrap_command(view, limits, etc_fds, warm=True)
+        else:
+            etc_fds = {}
+            root = Path(tempfile.mkdtemp(prefix="evoskill-warm-root-"))  # a mount point only, in the executor's own namespace
+            atexit.register(shutil.rmtree, root, True)
+            config.update(view=view.as_config(), root=str(root), etc=etc)
+            prefix = _unshare_flags(limits.network)
+        env = {**_environment(_WARM_WORK), "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # one thread: a fork copies only one
+        cmd = [*prefix, sys.executable, "-I", "-c", f"{_LAUNCHER}\n{_ZYGOTE}\nserve(json.loads(sys.argv[1]))\n", json.dumps(config)]
+        try:
+            return subprocess.Popen(cmd, cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    start_new_session=True, pass_fds=[*pass_fds, *etc_fds.values()])  # fmt: skip
+        finally:
+            for fd in etc_fds.values():
+                os.close(fd)
+
+    return launch
+
+
+def _verify_warm(executor: WarmExecutor) -> str | None:
+    """Why ``executor``'s first run did not answer (None when it did): a tiny script through it, in a throwaway folder."""
+    profile = _profile(executor)
+    with tempfile.TemporaryDirectory(prefix="evoskill-probe-") as folder:
+        limits = SandboxLimits(wall_s=30, network=profile.network, warm=True)
+        probe = _execute("import json\nprint(json.dumps(1))\n", Path(folder), limits, "probe", profile.kind, executor)
+    if probe.ok and probe.answer == 1 and probe.executor == "warm":
+        return None
+    lines = [line for line in probe.stderr.strip().splitlines() if line.strip()]
+    return "; ".join(lines) if lines else (probe.error or f"exit code {probe.exit_code}")
+
+
+@dataclass(frozen=True)
+class _WarmProfile:
+    """What a warm executor is for: runs with this isolation, network and view (their folder at ``_WARM_WORK``), these imports."""
+
+    kind: str
+    network: bool
+    view: SandboxView
+    packages: tuple[str, ...]
+
+
+def _profile(executor: WarmExecutor) -> _WarmProfile:
+    return cast(_WarmProfile, executor.key)
+
+
+def _warm_key(kind: str, limits: SandboxLimits, view: SandboxView) -> _WarmProfile:
+    return _WarmProfile(kind, limits.network, view, limits.warm_packages)
+
+
+def _executor_for(kind: str, limits: SandboxLimits) -> WarmExecutor | None:
+    """The ready warm executor for these limits (one starts in the background when there is none), or None: run cold."""
+    if not limits.warm or kind == "none":
+        return None
+    view = _warm_view(limits)
+    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm)
+    return executor if executor.alive() and executor.ready.is_set() else None
+
+
+def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
+    """Start the warm executor for runs under ``limits`` and wait until it is ready; whether it is (a server or worker calls this first)."""
+    kind = _isolation(limits.isolation, limits.network)
+    if not limits.warm or kind == "none" or _unavailable(kind, limits.network) is not None:
+        return False
+    view = _warm_view(limits)
+    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm)
+    executor.ready.wait(timeout_s)
+    return executor.alive() and executor.ready.is_set()
+
+
+def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits, groups: RunCgroups, rlimits: dict[str, int]) -> _Started:
+    """Hand the run to the warm executor: it forks a child that reports on these pipes (WarmUnavailable: run it cold)."""
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    control_read, control_write = os.pipe()
+    code_fd = os.memfd_create("main.py", os.MFD_CLOEXEC)
+    os.write(code_fd, code.encode())
+    os.lseek(code_fd, 0, os.SEEK_SET)
+    group_fds = [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in groups.procs_files]
+    profile = _profile(executor)
+    fresh = [*profile.view.scratch, *(["/dev/shm"] if profile.kind == "bwrap" else [])]  # writable places of the view but the run folder
+    request = {"rlimits": rlimits, "wall_s": limits.wall_s, "disk_bytes": limits.disk_mb * 1024 * 1024, "work": str(_WARM_WORK),
+               "fresh": fresh, "kept": [p for p in profile.view.read_only if inside(p, profile.view.scratch)]}  # fmt: skip
+    try:
+        executor.submit(request, [out_write, err_write, control_write, code_fd, *group_fds])
+    except WarmUnavailable:
+        for fd in (out_read, err_read, control_read):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (out_write, err_write, control_write, code_fd, *group_fds):
+            os.close(fd)
+    return _Started(os.fdopen(out_read, "rb"), os.fdopen(err_read, "rb"), control_read)
+
+
+def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str, executor: WarmExecutor | None = None) -> ExecutionResult:
+    """Run ``code`` under ``kind`` isolation (known to work) in a fresh folder under ``run_root``: forked by ``executor``, else cold."""
+    workdir = (run_root / f"{name}-{uuid.uuid4().hex[:8]}").resolve()
+    (workdir / "tmp").mkdir(parents=True)
+    (workdir / "main.py").write_text(code)
+    mb = 1024 * 1024
+    groups = make_run_cgroups(limits.max_processes, limits.memory_mb, workdir.name)
+    rlimits = _rlimits(limits, groups)
+    contained = kind != "none"
+    root: Path | None = None
+    started_at = time.perf_counter()
+    run: _Started | None = None
+    view: SandboxView | None = None
+    if executor is not None:
+        try:
+            run, view = _start_warm(executor, code, limits, groups, rlimits), _profile(executor).view
+        except WarmUnavailable as exc:
+            log.warning("sandbox: the warm executor did not take the run (%s); it runs cold", exc)
+    if run is None:
+        run, view, root = _start_cold(workdir, limits, kind, groups, rlimits)
+    warm = run.proc is None
+    receiver = OutputReceiver(run.control, workdir, (limits.disk_mb + 64) * mb * 2) if run.control is not None else None
+    readers = [_Capture(run.stdout, limits.output_bytes), _Capture(run.stderr, limits.output_bytes)]
     for thread in [*readers, *([receiver] if receiver else [])]:
         thread.start()
     timed_out = False
+    deadline = limits.wall_s + (_GRACE_S if contained else 0)
     try:
-        _wait(proc, limits.wall_s + (_GRACE_S if contained else 0))
+        if run.proc is not None:
+            _wait(run.proc, deadline)
+        elif receiver is not None:
+            receiver.join(deadline)
+            if receiver.is_alive():
+                raise subprocess.TimeoutExpired("warm run", deadline)
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
         refused = _Refusals(groups.forks_refused(), groups.memory_kills())
-        _kill_all(proc, groups)
-        proc.wait()
+        _kill_all(run.proc, groups)
+        if run.proc is not None:
+            run.proc.wait()
     for reader in readers:
         reader.join(timeout=5)
-    exit_code: int | None = proc.returncode
+    exit_code: int | None = run.proc.returncode if run.proc is not None else None
     outputs_problem = None
     if receiver is not None:
         receiver.join(timeout=60)
@@ -392,6 +556,8 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
             exit_code = os.waitstatus_to_exitcode(status) if isinstance(status, int) else exit_code
         elif exit_code is not None and exit_code > 128 and (exit_code - 128) in _SIGNALS:
             exit_code = 128 - exit_code  # the wrapper reports a signal's death as 128 + signal
+        elif warm and not timed_out:
+            outputs_problem = _warm_loss(executor)
     if root is not None:
         try:
             root.rmdir()
@@ -410,8 +576,9 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
         timed_out=timed_out,
         answer_found=found and exit_code == 0,
         answer=answer if found and exit_code == 0 else None,
-        wall_s=time.perf_counter() - started,
+        wall_s=time.perf_counter() - started_at,
         workdir=str(workdir),
+        executor="warm" if warm else "cold",
     )
     result.error = None if result.ok else _diagnose(result, limits, problem, refused, view)
     for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
@@ -420,6 +587,13 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
             setattr(result, f"{stream}_ref", put_object(text, workdir / "outputs"))
             setattr(result, stream, f"{text[:_HEAD_CHARS]}\n... [{len(text) - _HEAD_CHARS - _TAIL_CHARS} characters: see {stream}_ref] ...\n{text[-_TAIL_CHARS:]}")
     return result
+
+
+def _warm_loss(executor: WarmExecutor | None) -> str:
+    """Why a warm run handed back no status: the executor stopped under it, or the run could not start."""
+    if executor is not None and executor.gone(within_s=1.0):
+        return "the warm executor stopped during the run, so the run was lost; the next run starts a new one"
+    return "the run ended before reporting its status (it could not start, or was killed from outside)"
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
@@ -437,12 +611,14 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
     proc.wait()
 
 
-def _kill_all(proc: subprocess.Popen[bytes], groups: RunCgroups) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    groups.kill_all_and_remove()
+def _kill_all(proc: subprocess.Popen[bytes] | None, groups: RunCgroups) -> None:
+    """Kill what is left of a run; a warm run (no launcher process here) is torn down after it reports: not waited for."""
+    if proc is not None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    groups.kill_all_and_remove(wait=proc is not None)
 
 
 def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run") -> ExecutionResult:
@@ -451,4 +627,4 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     why_not = _unavailable(kind, limits.network)
     if why_not is not None:
         return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
-    return _execute(code, run_root, limits, name, kind)
+    return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits))

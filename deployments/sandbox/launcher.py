@@ -1,7 +1,8 @@
 """The sandbox's first program: it runs inside the containment, before and after the generated code.
 
-It is not imported: ``execute`` reads this file and starts it as ``python -I -c <source> <config>``, so it
-uses the standard library only. In order it:
+It is not imported: ``execute`` reads this file and starts it as ``python -I -c <source> <config>`` with a
+last line that calls ``main`` (a cold run) or, after ``zygote.py``'s source, ``serve`` (the warm executor), so
+it uses the standard library only. In order, a cold run:
 
 1. under the ``unshare`` fallback, builds the allow-list view itself: a new root of bind mounts (read-only),
    a size-limited tmpfs run folder, a few devices and its own ``/proc``; ``pivot_root`` into it, detaches the
@@ -26,7 +27,8 @@ TYPE_CHECKING = False  # read as true by type checkers; importing typing would c
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 8192, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = (
+    1, 2, 4, 8, 32, 1024, 2048, 4096, 8192, 16384, 1 << 18)  # fmt: skip
 MNT_DETACH = 2
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
@@ -69,8 +71,9 @@ def make_point(path: str, like: str) -> None:
 def bind(source: str, target: str, read_only: bool = True, recursive: bool = True) -> None:
     make_point(target, source)
     mount(source, target, None, MS_BIND | (MS_REC if recursive else 0))
-    if read_only:
-        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if read_only:  # keeping the flags the source has (a user namespace may not drop them)
+        kept = os.statvfs(target).f_flag & (MS_NOEXEC | MS_NOATIME | MS_NODIRATIME)
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | kept)
 
 
 def link(target: str, path: str) -> None:
@@ -103,12 +106,19 @@ def pivot(new_root: str) -> None:
     os.chdir("/")
 
 
-def build_view(cfg: dict[str, Any]) -> None:
-    """The allow-list view as a new root (the ``unshare`` fallback; bubblewrap builds it from its arguments)."""
+def load_libc() -> None:
     global libc
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
+
+
+def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
+    """The allow-list view as a new root (the ``unshare`` fallback; bubblewrap builds it from its arguments).
+
+    ``warm``: for the warm executor, which mounts each run's folder itself and keeps its capabilities to do so.
+    """
+    load_libc()
     view, root = cfg["view"], cfg["root"]
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
@@ -127,9 +137,10 @@ def build_view(cfg: dict[str, Any]) -> None:
         link(target, root + path)
     work = root + view["work"]
     os.makedirs(work, exist_ok=True)
-    mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
-    with open(os.path.join(view["work"], "main.py"), "rb") as src, open(os.path.join(work, "main.py"), "wb") as dst:
-        dst.write(src.read())
+    if not warm:
+        mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
+        with open(os.path.join(view["work"], "main.py"), "rb") as src, open(os.path.join(work, "main.py"), "wb") as dst:
+            dst.write(src.read())
     os.makedirs(root + "/dev", exist_ok=True)
     mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
     for name in DEVICES:
@@ -145,11 +156,17 @@ def build_view(cfg: dict[str, Any]) -> None:
             fh.write(text)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot(root)
-    drop_capabilities()
+    if not warm:
+        drop_capabilities()
 
 
-def start_main(rlimits: dict[str, int]) -> None:
-    """In the child: apply the limits and run main.py as __main__ (a traceback without launcher frames)."""
+def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | None = None) -> None:
+    """In the child: apply the limits and run main.py as __main__ (a traceback without launcher frames).
+
+    ``forked``: a fork of the warm executor, which ends as the interpreter would (threads joined, atexit handlers
+    run, main.py's objects released, buffers flushed) without tearing down the modules it did not import itself,
+    and says so on ``report_fd``.
+    """
     for name, value in rlimits.items():
         try:
             resource.setrlimit(getattr(resource, name), (value, value))
@@ -158,10 +175,14 @@ def start_main(rlimits: dict[str, int]) -> None:
     sys.argv = ["main.py"]
     sys.path.insert(0, os.getcwd())
     source = open("main.py").read()
+    namespace = {"__name__": "__main__", "__file__": "main.py"}
+    code = 0
     try:
-        exec(compile(source, "main.py", "exec"), {"__name__": "__main__", "__file__": "main.py"})
-    except SystemExit:
-        raise
+        exec(compile(source, "main.py", "exec"), namespace)
+    except SystemExit as exc:
+        if not forked:
+            raise
+        code = exit_code(exc)
     except BaseException as exc:
         import traceback
 
@@ -169,6 +190,45 @@ def start_main(rlimits: dict[str, int]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1)
+    if forked:
+        finish(namespace, code, report_fd)
+
+
+def exit_code(exc: SystemExit) -> int:
+    """The exit status the interpreter gives ``sys.exit(code)``."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    sys.stderr.write(f"{exc.code}\n")
+    return 1
+
+
+def finish(namespace: dict[str, Any], code: int, report_fd: int | None = None) -> NoReturn:
+    """End a forked run as the interpreter would end it, but for freeing the modules the executor had imported.
+
+    ``report_fd``: where to say the run is over (its exit code) once its output is out, before the process is torn down.
+    """
+    import atexit
+    import gc
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()  # non-daemon threads finish first
+    atexit._run_exitfuncs()
+    namespace.clear()  # main.py's objects: files it left open are flushed and closed
+    gc.collect()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if report_fd is not None:
+        for fd in (1, 2):  # the output ends here: whoever reads it need not wait for this process to be torn down
+            os.close(fd)
+        try:
+            os.write(report_fd, str(code).encode())
+        except OSError:
+            pass
+    os._exit(code)
 
 
 def wait(pid: int, wall_s: float | None) -> tuple[int | None, bool]:
@@ -225,8 +285,8 @@ def send_outputs(fd: int, status: int | None, timed_out: bool) -> None:
             sys.stderr.write(f"sandbox: outputs not all kept ({exc})\n")
 
 
-def main() -> None:
-    cfg = json.loads(sys.argv[1])
+def main(cfg: dict[str, Any]) -> NoReturn:
+    """Run main.py once (``cfg``: the run's folder, limits and control descriptor; under ``unshare``, its view too)."""
     if cfg.get("view"):
         build_view(cfg)
     os.chdir(cfg["cwd"])
@@ -236,7 +296,7 @@ def main() -> None:
     if pid == 0:
         if control is not None:
             os.close(control)
-        start_main(cfg["rlimits"])
+        start_main(cfg["rlimits"], forked=bool(cfg.get("forked")))
         raise SystemExit(0)  # the interpreter's own exit: buffers flushed, atexit handlers run
     status, timed_out = wait(pid, cfg.get("wall_s"))
     if cfg.get("own_pid_namespace") and os.getpid() <= 2:  # pid 1 or 2 only inside its own PID namespace: never the host's
@@ -252,6 +312,3 @@ def main() -> None:
             os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.waitstatus_to_exitcode(status))
-
-
-main()

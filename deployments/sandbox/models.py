@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, JsonValue
 
 __all__ = ["ObjectRef", "ExecutionResult"]
@@ -34,6 +36,9 @@ class ExecutionResult(BaseModel):
     error: str | None = Field(default=None, description="A one-paragraph diagnosis an agent can act on.")
     wall_s: float = 0.0
     workdir: str = ""
+    executor: Literal["cold", "warm"] = Field(
+        default="cold", description="How the run started: 'warm' (forked by the warm executor) or 'cold' (a new interpreter)."
+    )
 
     @property
     def ok(self) -> bool:

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["SandboxView", "build_view", "python_paths"]
+__all__ = ["SandboxView", "build_view", "inside", "python_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +104,13 @@ def _outermost(paths: Iterable[str]) -> tuple[str, ...]:
     """The paths without those inside another one, sorted."""
     kept: list[str] = []
     for path in sorted(set(paths), key=lambda p: p.count("/")):
-        if not _inside(path, kept):
+        if not inside(path, kept):
             kept.append(path)
     return tuple(sorted(kept))
 
 
-def _inside(path: str, folders: Iterable[str]) -> bool:
-    """Whether ``path`` is one of ``folders`` or inside one (absolute, resolved paths)."""
+def inside(path: str, folders: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one (absolute, resolved paths, compared as strings: views are built per run)."""
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
@@ -142,7 +142,7 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
         if not Path(path).exists():
             refused.append(str(raw))
             log.warning("sandbox: input %s does not exist; not granted", raw)
-        elif _inside(path, hidden_paths):
+        elif inside(path, hidden_paths):
             refused.append(str(raw))
             log.warning("sandbox: input %s is a hidden path (the store, trajectories, credentials or an answer file); not granted", raw)
         else:
@@ -151,16 +151,16 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
     shown = _outermost([*system, *granted]) if granted else system
     covered = []
     for h in hidden_paths:
-        if not _inside(h, shown) or _inside(here, [h]) or not Path(h).exists():
+        if not inside(h, shown) or inside(here, [h]) or not Path(h).exists():
             continue
-        if any(_inside(p, [h]) for p in python_paths()):
+        if any(inside(p, [h]) for p in python_paths()):
             log.warning("sandbox: not hiding %s: it holds the Python environment", h)
             continue
         covered.append(h)
-    covered = [h for h in covered if not _inside(h, [c for c in covered if c != h])]
+    covered = [h for h in covered if not inside(h, [c for c in covered if c != h])]
     links, scratch = list(system_links), []
     for folder in ("/tmp", "/var/tmp"):
-        if any(_inside(p, [folder]) and p != folder for p in [here, *shown]):
+        if any(inside(p, [folder]) and p != folder for p in [here, *shown]):
             scratch.append(folder)
         else:
             links.append((f"{here}/tmp", folder))

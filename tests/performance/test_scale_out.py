@@ -106,3 +106,32 @@ def test_skill_batch_throughput_on_dask(benchmark, on_dask, workers):
                                 runs_per_s=round(RUNS / took[0], 1))  # fmt: skip
     print(f"\nskill batch on {workers} worker(s): {per_run_ms:.1f} ms per run ({RUNS / took[0]:.1f} runs/s); "
           f"sandboxed run called directly, one after another: {sandbox_ms:.1f} ms")  # fmt: skip
+
+
+def test_warm_executor_throughput_on_dask(benchmark, on_dask, monkeypatch):
+    """The same batch on the 2-worker cluster with runs started cold and warm (each worker's executor), side by side."""
+    per_s: dict[str, float] = {}
+    for mode in ("cold", "warm"):
+        monkeypatch.setenv("EVOSKILL_SANDBOX_WARM", str(mode == "warm").lower())  # the workers' environment: a cluster per mode
+        close_clusters()
+        client = on_dask(2).client
+        if mode == "warm":  # each worker starts its executor as it starts (WarmSandbox); wait until both are ready
+            assert all(client.run(_warm_up_here).values())
+        settings = get_settings()
+        skill, _ = open_store(settings).put_skill(Skill(name="add_one", code=TRIVIAL, parameters=signature_schema(TRIVIAL), test_case=TestCase(expected=2)))
+        started = time.perf_counter()
+        summary = run_skill_batch("add_one", [{"x": i} for i in range(RUNS)])
+        per_s[mode] = RUNS / (time.perf_counter() - started)
+        assert summary.done == RUNS and summary.failed == 0
+
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    ratio = per_s["warm"] / per_s["cold"]
+    benchmark.extra_info.update(runs=RUNS, workers=2, runs_per_s={k: round(v, 1) for k, v in per_s.items()}, warm_over_cold=round(ratio, 2))
+    print(f"\n{RUNS} trivial skill runs on 2 workers: cold {per_s['cold']:.1f} runs/s, warm {per_s['warm']:.1f} runs/s ({ratio:.1f}x)")
+
+
+def _warm_up_here() -> bool:
+    """On a worker: its warm executor for the worker's settings, started and ready."""
+    from deployments.sandbox.execute import SandboxLimits, warm_up
+
+    return warm_up(SandboxLimits.from_settings(get_settings()))

@@ -4,7 +4,8 @@ Target: the skill path >= 20x faster than the deep path, with <= 1 LLM call. Tim
 ``.venv/bin/python -m pytest tests/performance/test_skill_vs_deep.py --benchmark-enable -s``; both walls
 (caller's view, median of 3) and the LLM calls are in ``extra_info`` and printed. The LLM is the
 scripted backend here, so LLM latency is ~0 on both paths: the ratio is a floor on what a real
-model gives (every code-writing call a real model makes widens it).
+model gives (every code-writing call a real model makes widens it). Both paths run their code in the warm
+executor, started before the clock (``warm_up``), as a long-lived server or worker does.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import statistics
 import time
 
+from deployments.sandbox.execute import SandboxLimits, warm_up
+from deployments.settings import get_settings
 from flows.solve import solve
 from tests.codes import N2_CODE, N2_QUERY, N2_SKILL, O2_ANSWER, O2_QUERY
 
@@ -25,6 +28,7 @@ REPLIES = [
 
 def test_skill_path_against_deep_path(benchmark, scripted, workspace, monkeypatch):
     scripted(REPLIES)
+    assert warm_up(SandboxLimits.from_settings(get_settings()))
     deep_walls, deep_calls = [], []
     for round_ in range(3):
         monkeypatch.setenv("EVOSKILL_STORE_DATABASE", f"deep-{round_}")  # a fresh store: the task is new each time

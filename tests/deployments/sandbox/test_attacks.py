@@ -4,8 +4,9 @@ The limits are the ones evoskill uses (``SandboxLimits.from_settings``). The fix
 around the run: a home folder with every credential evoskill knows of and a Prefect database, a workspace
 with its store, trajectories, web accounts and cookie key, a config file, another workspace, a sibling run
 folder holding a reference solution, and a benchmark answer file. Each attack runs under every isolation
-this machine has; where an isolation does not claim a property (SECURITY.md's table), the test asserts
-the documented weakness instead of skipping.
+this machine has, started cold (a new interpreter) and warm (forked by the warm executor); where an
+isolation does not claim a property (SECURITY.md's table), the test asserts the documented weakness
+instead of skipping.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code
+from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 
@@ -97,18 +98,30 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return files
 
 
+@pytest.fixture(params=["cold", "warm"])
+def executor(request: pytest.FixtureRequest, isolation: dict[str, bool | str]) -> str:
+    """How each run starts: a new interpreter, or a fork of the warm executor (only where there are namespaces)."""
+    if request.param == "warm" and not isolation["namespaces"]:
+        pytest.skip("the warm executor runs only inside namespaces")
+    return request.param
+
+
 @pytest.fixture
-def attack(tmp_path: Path, world: dict[str, Path], isolation: dict[str, bool | str]) -> Callable[..., ExecutionResult]:
-    """Run a payload under evoskill's own limits and each isolation, in the world of the ``world`` fixture."""
+def attack(tmp_path: Path, world: dict[str, Path], isolation: dict[str, bool | str], executor: str) -> Callable[..., ExecutionResult]:
+    """Run a payload under evoskill's own limits, each isolation and each executor, in the world of the ``world`` fixture."""
     settings = Settings(
         workspace=tmp_path / "ws", sandbox_hidden_paths=[world["answer file"]],
         sandbox_wall_s=20, sandbox_cpu_s=20, sandbox_memory_mb=1024, sandbox_disk_mb=64, sandbox_max_processes=32, sandbox_file_size_mb=8,
-        sandbox_output_bytes=4000, sandbox_isolation=isolation["isolation"],
+        sandbox_output_bytes=4000, sandbox_isolation=isolation["isolation"], sandbox_warm=executor == "warm",
     )  # fmt: skip
 
     def run(code: str, inputs: tuple[Path, ...] = (), **limits: object) -> ExecutionResult:
         base = SandboxLimits.from_settings(settings, inputs=inputs)
-        return run_code(code, settings.run_root(), SandboxLimits(**{**base.__dict__, **limits}))
+        chosen = SandboxLimits(**{**base.__dict__, **limits})
+        assert executor == "cold" or warm_up(chosen)
+        result = run_code(code, settings.run_root(), chosen)
+        assert result.executor == executor
+        return result
 
     yield run
     # The machine stays healthy: an ordinary run works, nothing of the payloads is left running.
@@ -177,10 +190,12 @@ def test_walking_the_filesystem_from_the_root_finds_nothing_outside_the_allow_li
 
 def test_another_run_folder_is_not_there(attack, isolation, world):
     sibling = world["sibling run"].parent
-    result = attack(_answer(f"print(json.dumps([os.path.exists({str(sibling)!r}), os.listdir('..')]))"))
+    result = attack(_answer(f"print(json.dumps([os.path.exists({str(sibling)!r}), os.listdir('..'), os.listdir('/')]))"))
     assert result.ok
     if isolation["allow_list"]:
-        assert result.answer == [False, [Path(result.workdir).name]]
+        exists, beside, top = result.answer
+        assert not exists and sibling.name not in beside + top
+        assert beside == [Path(result.workdir).name] or set(beside) <= {p.split("/")[1] for p in ALLOWED} | {"etc", "sandbox", "tmp", "var"}
     else:
         assert result.answer[0] is True and sibling.name in result.answer[1]
 

@@ -1,0 +1,188 @@
+"""Warm executors: contained processes with the heavy packages imported once, each forking a fresh child per run.
+
+One executor per containment profile (isolation, network, view) and per evoskill process (so one per Dask
+worker), started in the background the first time a run asks for it; until it is ready, and wherever it
+cannot start, runs go cold (a new interpreter each), with one warning. An executor that stops is started
+again for the next run. A few are kept, the least recently used stopped first.
+
+The executor itself is ``zygote.py`` run by the caller's ``launch``; this module keeps it, hands it runs
+(a JSON request and the run's descriptors on a Unix socket) and notices when it is gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import select
+import socket
+import subprocess
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+__all__ = ["WarmExecutor", "WarmUnavailable", "warm_executor", "stop_all"]
+
+log = logging.getLogger(__name__)
+
+_KEPT = 3  # executors kept per process (each holds the imported packages in memory)
+_START_S = 120.0  # for the imports and the first contained run
+_RESTARTS = 3  # an executor that stops more often than this stays cold
+
+
+class WarmUnavailable(RuntimeError):
+    """The executor cannot take a run now (stopped, or never started): run it cold."""
+
+
+Launch = Callable[[int], subprocess.Popen[bytes]]
+Verify = Callable[["WarmExecutor"], str | None]
+
+
+class WarmExecutor:
+    """One running executor: ``submit`` hands it a run; ``state`` is starting, ready, stopped or broken."""
+
+    def __init__(self, key: Hashable, launch: Launch, verify: Verify, restarts: int = 0):
+        self.key, self.restarts = key, restarts
+        self.state = "starting"
+        self.why = ""
+        self.ready = threading.Event()
+        self.info: dict[str, Any] = {}
+        self._launch, self._verify = launch, verify
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        # The thread that starts the executor lives as long as it does: bubblewrap's --die-with-parent follows the starting thread.
+        self._thread = threading.Thread(target=self._run, name="evoskill-warm-executor", daemon=True)
+        self._thread.start()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _run(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = self._launch(theirs.fileno())
+        except OSError as exc:
+            self._give_up(f"could not start it ({exc})")
+            return
+        finally:
+            theirs.close()
+        self._sock = ours
+        error = bytearray()
+        stderr = self._proc.stderr
+        assert stderr is not None  # started with stderr=PIPE
+        if not select.select([ours], [], [], _START_S)[0]:
+            self._give_up(f"not ready after {_START_S:g} s")
+            return
+        try:
+            message = ours.recv(1 << 16)
+            self.info = json.loads(message) if message else {}
+        except (OSError, ValueError):
+            self.info = {}
+        if not self.info.get("ready"):
+            try:
+                self._proc.wait(timeout=10)  # it is ending: let it say why
+            except subprocess.TimeoutExpired:
+                pass
+            self._stop_process()
+            error += stderr.read() or b""
+            lines = [line for line in error.decode(errors="replace").splitlines() if line.strip()]
+            self._give_up(lines[-1] if lines else f"it exited with code {self._proc.returncode}")
+            return
+        if self.info.get("missing"):
+            log.info("sandbox: the warm executor runs without %s (not importable here)", ", ".join(self.info["missing"]))
+        self.state = "ready"
+        problem = self._verify(self)
+        if problem is not None:
+            self._stop_process()
+            said = [line for line in (stderr.read() or b"").decode(errors="replace").splitlines() if line.strip()]
+            self._give_up(f"its first run failed: {problem}" + (f"; it said: {said[-1]}" if said else ""))
+            return
+        log.debug("sandbox: warm executor ready (%s imported in %.2f s)", ", ".join(self.info.get("preloaded", [])), self.info.get("import_s", 0.0))
+        self.ready.set()
+        for line in iter(stderr.readline, b""):  # the executor's own messages (its runs write to their own pipes)
+            log.debug("sandbox: warm executor: %s", line.decode(errors="replace").rstrip())
+        code = self._proc.wait()
+        if self.state == "ready":
+            self.state, self.why = "stopped", f"it exited with code {code}"
+            log.warning("sandbox: the warm executor stopped (%s); the next run starts a new one", self.why)
+
+    def _give_up(self, why: str) -> None:
+        self.state, self.why = "broken", why
+        log.warning("sandbox: warm executor unavailable (%s); runs start cold", why)
+        self.ready.set()
+
+    def _stop_process(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def alive(self) -> bool:
+        return self.state == "ready" and self._proc is not None and self._proc.poll() is None
+
+    def gone(self, within_s: float = 0.0) -> bool:
+        """Whether the executor's process has ended (waiting up to ``within_s`` for it to)."""
+        if self._proc is None:
+            return True
+        try:
+            self._proc.wait(timeout=within_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def submit(self, request: dict[str, Any], fds: list[int]) -> None:
+        """Hand the executor a run: it forks a child for it and returns at once (the run reports on its own descriptors)."""
+        if self._sock is None or not self.alive():
+            raise WarmUnavailable(self.why or "not ready")
+        try:
+            with self._lock:
+                socket.send_fds(self._sock, [json.dumps(request).encode()], fds)
+        except OSError as exc:
+            self.state, self.why = "stopped", f"it did not take the run ({exc})"
+            raise WarmUnavailable(self.why) from exc
+
+    def stop(self) -> None:
+        """Stop the executor (runs it started are ended with it)."""
+        if self.state in ("starting", "ready"):
+            self.state, self.why = "stopped", "stopped by evoskill"
+        self._stop_process()
+
+
+_pool: OrderedDict[Hashable, WarmExecutor] = OrderedDict()
+_pool_lock = threading.Lock()
+_pool_pid = os.getpid()
+
+
+def warm_executor(key: Hashable, launch: Launch, verify: Verify) -> WarmExecutor:
+    """The executor for ``key``: the running one, else a new one starting in the background (``launch`` starts its process)."""
+    global _pool_pid
+    with _pool_lock:
+        if _pool_pid != os.getpid():  # a forked copy of this process: the parent's executors are not ours
+            _pool.clear()
+            _pool_pid = os.getpid()
+        found = _pool.get(key)
+        if found is not None and found.state == "stopped" and found.restarts < _RESTARTS:
+            found = WarmExecutor(key, launch, verify, found.restarts + 1)
+            _pool[key] = found
+        elif found is None:
+            found = WarmExecutor(key, launch, verify)
+            _pool[key] = found
+            while len(_pool) > _KEPT:
+                _pool.popitem(last=False)[1].stop()
+        _pool.move_to_end(key)
+        return found
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop every executor of this process."""
+    with _pool_lock:
+        executors = list(_pool.values()) if _pool_pid == os.getpid() else []
+        _pool.clear()
+    for executor in executors:
+        executor.stop()

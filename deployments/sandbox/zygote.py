@@ -1,0 +1,286 @@
+"""The warm executor's program: imports the heavy packages once, then forks a fresh, contained child per run.
+
+Like ``launcher.py`` it is not imported: ``execute`` starts ``python -I -c <launcher.py><zygote.py>serve(cfg)``
+inside the same containment as a cold run (bubblewrap, or ``unshare`` with the launcher's view), keeping
+only the capabilities it needs to give each run its own namespaces. It uses the standard library and the
+launcher's functions only.
+
+Runs start from a *runner* forked ahead of time, so a run waits for none of this:
+
+1. the runner (a fork of the executor) enters new mount, PID and IPC namespaces (and network, unless runs
+   may reach it) and forks the run's first process, PID 1 of its namespace, which waits;
+2. for a request (a JSON message on the socket with the run's descriptors: stdout, stderr, the control pipe,
+   the code, the run's cgroups) the executor hands both to the runner and forks the next one;
+3. the runner moves the run's process into the run's cgroups, mounts a fresh size-limited tmpfs as the run
+   folder and over every other writable place of the view, writes ``main.py`` there and lets the process go:
+   it mounts its own ``/proc``, drops every capability, takes the run's stdout and stderr, closes every other
+   descriptor and runs main.py under the limits (when it ends, the kernel ends every other process of the run);
+4. the runner waits for it up to the wall-clock limit (then kills it, and with it the run) and writes the
+   status line and the run folder's files on the control pipe, as a cold launcher does.
+
+No run sees another's folder, processes or scratch space, and nothing a run does reaches the executor or a
+later run: each run is a new fork of the executor as it was after its imports, which never runs code itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+    from deployments.sandbox.launcher import (
+        MS_NODEV,
+        MS_NOEXEC,
+        MS_NOSUID,
+        MS_PRIVATE,
+        MS_REC,
+        bind,
+        build_view,
+        drop_capabilities,
+        fail,
+        libc,
+        load_libc,
+        mount,
+        send_outputs,
+        start_main,
+    )  # fmt: skip
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
+PR_SET_PDEATHSIG = 1
+MAX_FDS = 16
+
+
+def preload(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Import ``names`` (the heavy packages); what was imported, and why the others were not."""
+    import importlib
+
+    done, missing = [], {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except Exception as exc:  # a package missing here: runs that need it import it (and fail) themselves
+            missing[name] = f"{type(exc).__name__}: {exc}"
+    return done, missing
+
+
+def threads() -> int:
+    """Threads of this process (a fork copies only the calling one)."""
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("Threads:"))
+    except (OSError, StopIteration, ValueError):
+        return 1
+
+
+def address_space() -> int:
+    """Bytes of address space this process has mapped."""
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return 0
+
+
+def keep_only(fds: set[int]) -> None:
+    """Close every descriptor but ``fds``."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def reseed() -> None:
+    """New random states: a fork would otherwise give every run the executor's sequence."""
+    random = sys.modules.get("random")
+    if random is not None:
+        random.seed()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
+
+
+def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """The next request on ``sock`` and its descriptors, or None when the other end is gone."""
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, MAX_FDS)
+        except InterruptedError:
+            continue
+        return (json.loads(data), fds) if data else None
+
+
+def first_process(link: socket.socket) -> NoReturn:
+    """PID 1 of a run's namespace: when the runner says so, its own /proc, no capabilities, then main.py."""
+    message = receive(link)
+    if message is None:  # the runner is gone: no run
+        os._exit(0)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # only now: the runner reads its own /proc until here
+    drop_capabilities()
+    request, (out, err) = message
+    rlimits = request["rlimits"]
+    if "RLIMIT_AS" in rlimits:  # the address space the executor's imports take is not the run's: its limit comes on top
+        rlimits["RLIMIT_AS"] += address_space()
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    keep_only({0, 1, 2, link.fileno()})
+    os.chdir(request["work"])
+    reseed()
+    start_main(rlimits, forked=True, report_fd=link.fileno())
+    os._exit(0)
+
+
+def runner(sock: socket.socket, network: bool) -> NoReturn:
+    """A runner (see the module's docstring): made ready ahead of time, then one run, then gone."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for the run's process
+    keep_only({0, 1, 2, sock.fileno()})
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)) != 0:
+        import ctypes
+
+        fail(f"could not enter a run's namespaces ({os.strerror(ctypes.get_errno())})")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        ours.close()
+        first_process(theirs)
+    theirs.close()
+    message = receive(sock)
+    if message is None:  # the executor is gone
+        os._exit(0)
+    request, fds = message
+    out, err, control, code, *groups = fds
+    os.dup2(err, 2)  # what goes wrong from here is the run's to read
+    for group in groups:  # the run's process, and all it starts, count against the run's limits
+        try:
+            os.write(group, str(pid).encode())
+        except OSError as exc:
+            fail(f"could not move the run into its cgroup ({exc})")
+        os.close(group)
+    size = f",size={request['disk_bytes']}"
+    kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in request["kept"]]  # read-only paths inside them
+    for path in request["fresh"]:  # the view's other writable places: empty and private to this run
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
+    for path, fd in kept:  # shown again on top, as the view had them
+        bind(f"/proc/self/fd/{fd}", path)
+        os.close(fd)
+    work = request["work"]
+    mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
+    with os.fdopen(code, "rb") as src, open(os.path.join(work, "main.py"), "wb") as dst:
+        dst.write(src.read())
+    os.mkdir(os.path.join(work, "tmp"))
+    os.chdir(work)
+    try:
+        socket.send_fds(ours, [json.dumps(request).encode()], [out, err])
+    except OSError as exc:
+        fail(f"the run's process did not start ({exc})")
+    os.close(out)
+    status, timed_out = wait_for_run(pid, ours, request["wall_s"])
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)  # PID 1: every process of the run ends with it
+        os.waitpid(pid, 0)
+    send_outputs(control, status, timed_out)
+    os.kill(pid, signal.SIGKILL)  # ended already, or being torn down: and with it anything main.py left running
+    os._exit(0)
+
+
+def wait_for_run(pid: int, link: socket.socket, wall_s: float) -> tuple[int | None, bool]:
+    """The run's wait status (from the exit code it reports, else from its end) and whether the wall-clock limit ran out."""
+    import select
+
+    deadline = time.monotonic() + wall_s
+    pidfd = os.pidfd_open(pid)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status, False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, True
+        ready = select.select([pidfd, link], [], [], left)[0]
+        if link in ready:
+            said = link.recv(64)
+            if said.strip().lstrip(b"-").isdigit():  # main.py is over and its output out: the process's teardown is not waited for
+                return (int(said) & 0xFF) << 8, False
+            if not said:  # it ended without saying: its status tells how
+                status = os.waitpid(pid, 0)[1]
+                return status, False
+
+
+def spare(listener: socket.socket, network: bool) -> socket.socket:
+    """A runner forked now, for the next request; the socket that hands it the request."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() == 0:
+        try:
+            listener.close()
+            ours.close()
+            runner(theirs, network)
+        except SystemExit:  # main.py's own end, in the run's process: the interpreter exits as after a cold run
+            raise
+        except BaseException as exc:  # never back into the executor's loop
+            fail(f"could not start the run ({type(exc).__name__}: {exc})")
+    theirs.close()
+    return ours
+
+
+def refuse(fds: list[int], why: str) -> None:
+    """Tell a run on its stderr that it could not start, and let its descriptors go."""
+    try:
+        os.write(fds[1], f"sandbox: {why}; refusing to run\n".encode())
+    except (IndexError, OSError):
+        pass
+    for fd in fds:
+        os.close(fd)
+
+
+def serve(cfg: dict[str, Any]) -> NoReturn:
+    """Build the view (under ``unshare``), import the heavy packages, then hand each request to a runner until the socket closes."""
+    if cfg.get("view"):
+        build_view(cfg, warm=True)
+    else:
+        load_libc()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.chdir("/")
+    started = time.perf_counter()
+    done, missing = preload(cfg["preload"])
+    import gc
+
+    gc.freeze()  # the imported objects: a run's collections skip them (and do not copy their pages)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # runners are reaped by the kernel the moment they end
+    listener = socket.socket(fileno=cfg["socket_fd"])
+    network = bool(cfg.get("network"))
+    next_runner = spare(listener, network)
+    ready = {"ready": True, "preloaded": done, "missing": missing, "import_s": round(time.perf_counter() - started, 3), "threads": threads()}
+    listener.sendall(json.dumps(ready).encode())
+    while True:
+        message = receive(listener)
+        if message is None:  # evoskill closed the socket (or is gone): stop; the namespace's end kills what is left
+            os._exit(0)
+        request, fds = message
+        for attempt in range(2):
+            try:
+                socket.send_fds(next_runner, [json.dumps(request).encode()], fds)
+                break
+            except OSError as exc:  # the runner died before its run (its setup failed): one more, made now
+                next_runner.close()
+                next_runner = spare(listener, network)
+                if attempt:
+                    refuse(fds, f"the warm executor could not start a run ({exc})")
+                    fds = []
+        for fd in fds:
+            os.close(fd)
+        next_runner.close()
+        next_runner = spare(listener, network)

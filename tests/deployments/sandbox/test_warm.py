@@ -1,0 +1,177 @@
+"""The warm executor: runs forked from a process with the heavy packages imported, each as contained as a cold run.
+
+The containment itself is tested by ``test_attacks.py`` under both executors; here: what a fork must not
+carry from one run to the next, what happens when a run or the executor itself dies, and the fallbacks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from deployments.sandbox import execute
+from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def limits(request: pytest.FixtureRequest) -> SandboxLimits:
+    """Limits of a warm run under each isolation with namespaces, the executor started and ready."""
+    if not isolation_report(wanted=request.param)["namespaces"]:
+        pytest.skip(f"{request.param} isolation is not available here")
+    chosen = SandboxLimits(isolation=request.param, wall_s=20, warm=True)
+    assert warm_up(chosen), "the warm executor did not start"
+    return chosen
+
+
+def _executor(limits: SandboxLimits) -> execute.WarmExecutor:
+    found = execute._executor_for(execute._isolation(limits.isolation, limits.network), limits)
+    assert found is not None
+    return found
+
+
+def test_a_warm_run_answers_with_the_packages_already_imported(limits, tmp_path):
+    code = (
+        "import json, sys\n"
+        "before = sorted(m for m in ('numpy', 'ase', 'pymatgen.core', 'spglib') if m in sys.modules)\n"
+        "from pymatgen.core import Lattice, Structure\n"
+        "s = Structure(Lattice.cubic(5.64), ['Na'] * 4 + ['Cl'] * 4, [[0, 0, 0], [0, .5, .5], [.5, 0, .5], [.5, .5, 0],"
+        " [.5, .5, .5], [.5, 0, 0], [0, .5, 0], [0, 0, .5]])\n"
+        "open('structure.json', 'w').write(s.to_json())\n"
+        "print(json.dumps([before, round(s.density, 4)]))\n"
+    )
+    result = run_code(code, tmp_path, limits)
+    assert result.ok, result.error
+    assert result.executor == "warm"
+    assert result.answer == [["ase", "numpy", "pymatgen.core", "spglib"], 2.1637]
+    assert json.loads((Path(result.workdir) / "structure.json").read_text())["@class"] == "Structure"  # its files are kept
+
+
+def test_a_package_the_executor_did_not_import_is_imported_by_the_run(limits, tmp_path):
+    result = run_code("import json, sys, sqlite3, fractions\nprint(json.dumps('fractions' in sys.modules))\n", tmp_path, limits)
+    assert result.ok and result.executor == "warm" and result.answer is True
+
+
+def test_what_a_run_changes_in_modules_does_not_reach_the_next_run(limits, tmp_path):
+    tamper = (
+        "import json, sys, numpy, ase\n"
+        "numpy.pi = 3.0\n"
+        "numpy.linalg.det = lambda a: 42.0\n"
+        "sys.modules['ase'] = None\n"
+        "sys.modules['evoskill_planted'] = type(sys)('evoskill_planted')\n"
+        "import builtins\nbuiltins.len = lambda x: -1\n"
+        "print(json.dumps('tampered'))\n"
+    )
+    check = (
+        "import json, sys, numpy\n"
+        "import ase\n"
+        "print(json.dumps([numpy.pi, float(numpy.linalg.det(numpy.eye(2))), ase.__name__, 'evoskill_planted' in sys.modules, len([1, 2])]))\n"
+    )
+    assert run_code(tamper, tmp_path, limits).answer == "tampered"
+    result = run_code(check, tmp_path, limits)
+    assert result.ok and result.executor == "warm"
+    assert result.answer == [3.141592653589793, 1.0, "ase", False, 2]
+
+
+def test_each_run_draws_its_own_random_numbers(limits, tmp_path):
+    code = "import json, random, numpy\nprint(json.dumps([random.random(), float(numpy.random.rand())]))\n"
+    draws = [run_code(code, tmp_path, limits).answer for _ in range(3)]
+    assert len({d[0] for d in draws}) == 3 and len({d[1] for d in draws}) == 3  # not the executor's sequence, replayed
+
+
+def test_runs_at_the_same_time_see_neither_each_others_files_nor_processes(limits, tmp_path):
+    secret = "import json, os, time\nopen('secret.txt', 'w').write('mine')\nopen('/tmp/scratch.txt', 'w').write('mine')\ntime.sleep(3)\nprint(json.dumps(os.getpid()))\n"
+    look = (
+        "import json, os, time\ntime.sleep(0.5)\n"
+        "seen = [os.path.exists('secret.txt'), os.path.exists('/tmp/scratch.txt'), sorted(os.listdir('.')),"
+        " sorted(p for p in os.listdir('/proc') if p.isdigit())]\n"
+        "print(json.dumps(seen))\n"
+    )
+    results: dict[str, object] = {}
+    holder = threading.Thread(target=lambda: results.setdefault("holder", run_code(secret, tmp_path, limits)))
+    holder.start()
+    time.sleep(0.3)
+    other = run_code(look, tmp_path, limits)
+    holder.join()
+    assert other.ok and other.executor == "warm"
+    assert other.answer == [False, False, ["main.py", "tmp"], ["1"]]  # its own folder, /tmp and PID namespace
+    assert results["holder"].answer == 1  # type: ignore[attr-defined]
+
+
+def test_a_run_killed_at_the_wall_clock_limit_leaves_the_executor_serving(limits, tmp_path):
+    executor = _executor(limits)
+    pid = executor.pid
+    stuck = run_code("while True:\n    pass\n", tmp_path, SandboxLimits(**{**limits.__dict__, "wall_s": 1.0}))
+    assert not stuck.ok and stuck.timed_out and stuck.executor == "warm" and "1 s wall-clock limit" in stuck.error
+    after = run_code("import json\nprint(json.dumps('still here'))\n", tmp_path, limits)
+    assert after.ok and after.executor == "warm" and after.answer == "still here"
+    assert _executor(limits).pid == pid  # the same executor
+
+
+def test_a_run_cannot_signal_or_see_the_executor(limits, tmp_path):
+    code = (
+        "import json, os, signal\nsent = []\n"
+        "for pid in range(2, 50):\n"
+        "    try:\n"
+        "        os.kill(pid, signal.SIGKILL)\n"
+        "        sent.append(pid)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(json.dumps([sent, os.getppid()]))\n"
+    )
+    result = run_code(code, tmp_path, limits)
+    assert result.ok and result.answer == [[], 0]  # alone in its PID namespace: no parent, nobody to signal
+    assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).executor == "warm"
+
+
+def test_the_executor_killed_mid_run_fails_that_run_clearly_and_the_next_run_still_answers(limits, tmp_path, caplog):
+    executor = _executor(limits)
+    outcome: dict[str, object] = {}
+    running = threading.Thread(target=lambda: outcome.setdefault("run", run_code("import time\ntime.sleep(20)\n", tmp_path, limits)))
+    running.start()
+    time.sleep(1.0)
+    with caplog.at_level(logging.WARNING, logger="deployments.sandbox"):
+        os.killpg(executor.pid, signal.SIGKILL)  # type: ignore[arg-type]  # started in its own session
+        running.join(timeout=30)
+        for _ in range(100):  # the executor's own thread notices the end and warns
+            if executor.state == "stopped":
+                break
+            time.sleep(0.05)
+    lost = outcome["run"]
+    assert not lost.ok and not lost.timed_out and lost.executor == "warm"  # type: ignore[attr-defined]
+    assert "the warm executor stopped during the run" in lost.stderr  # type: ignore[attr-defined]
+    assert any("the warm executor stopped" in r.getMessage() for r in caplog.records)
+    after = run_code("import json\nprint(json.dumps('answered'))\n", tmp_path, limits)  # cold while a new executor starts
+    assert after.ok and after.answer == "answered"
+    assert warm_up(limits) and _executor(limits).pid != executor.pid
+    assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).executor == "warm"
+
+
+def test_an_executor_that_cannot_start_leaves_runs_cold_with_one_warning(tmp_path, monkeypatch, caplog):
+    def broken(kind, limits, view):
+        def launch(sock):
+            import subprocess
+
+            return subprocess.Popen(["/bin/sh", "-c", "echo 'cannot import the packages' >&2; exit 3"], stderr=subprocess.PIPE, pass_fds=[sock])
+
+        return launch
+
+    monkeypatch.setattr(execute, "_launch_warm", broken)
+    limits = SandboxLimits(wall_s=20, warm=True, warm_packages=("json",))  # a profile of its own
+    with caplog.at_level(logging.WARNING, logger="deployments.sandbox"):
+        assert warm_up(limits) is False
+        results = [run_code("import json\nprint(json.dumps(7))\n", tmp_path, limits) for _ in range(3)]
+    assert [(r.ok, r.answer, r.executor) for r in results] == [(True, 7, "cold")] * 3
+    warnings = [r.getMessage() for r in caplog.records if "warm executor" in r.getMessage()]
+    assert warnings == ["sandbox: warm executor unavailable (cannot import the packages); runs start cold"]
+
+
+def test_warm_off_runs_cold(tmp_path):
+    result = run_code("import json\nprint(json.dumps(1))\n", tmp_path, SandboxLimits(warm=False))
+    assert result.ok and result.executor == "cold"
