@@ -132,6 +132,22 @@ class RunCgroups:
         """The ``cgroup.procs`` files a starting run writes its pid into."""
         return [str(folder / "cgroup.procs") for folder, _ in self.groups.values()]
 
+    def procs_fds(self) -> list[int]:
+        """The ``cgroup.procs`` files opened for writing: whoever holds them can move a process into the groups."""
+        return [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self.procs_files]
+
+    def set_limits(self, max_processes: int, memory_mb: int) -> None:
+        """The run's limits, on groups made ahead of it."""
+        for controller, (folder, v2) in self.groups.items():
+            try:
+                _limit(folder, v2, controller, max_processes, memory_mb * 1024 * 1024)
+            except OSError:  # cgroup v1 keeps memsw >= the limit: raising it, memsw goes first
+                if controller == "memory" and not v2 and (folder / "memory.memsw.limit_in_bytes").exists():
+                    (folder / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
+                    (folder / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
+                else:
+                    raise
+
     def forks_refused(self) -> int:
         """How many times the process limit refused a fork."""
         folder = self.groups.get("pids", (None, False))[0]
@@ -186,7 +202,10 @@ class RunCgroups:
         elif wait:
             self._finish()
         else:
-            _REMOVER.submit(self._finish)
+            try:
+                _REMOVER.submit(self._finish)
+            except RuntimeError:  # the interpreter is exiting: no more background work
+                self._finish()
 
     def _finish(self) -> None:
         pause, deadline = 0.001, time.monotonic() + 2.0

@@ -403,7 +403,7 @@ def _launch_warm(kind: str, limits: SandboxLimits, view: SandboxView) -> Callabl
     """How to start the warm executor for runs under ``limits`` (its socket's descriptor in, its process out)."""
 
     def launch(sock: int) -> subprocess.Popen[bytes]:
-        config: dict[str, Any] = {"socket_fd": sock, "preload": list(limits.warm_packages), "network": limits.network}
+        config: dict[str, Any] = {"socket_fd": sock, "preload": list(limits.warm_packages), "network": limits.network, "places": _places(kind, view, limits)}
         pass_fds = [sock]
         etc = _etc_files(_WARM_WORK)
         if kind == "bwrap":
@@ -462,8 +462,13 @@ def _executor_for(kind: str, limits: SandboxLimits) -> WarmExecutor | None:
     if not limits.warm or kind == "none":
         return None
     view = _warm_view(limits)
-    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm)
+    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm, _spare_groups(limits))
     return executor if executor.alive() and executor.ready.is_set() else None
+
+
+def _spare_groups(limits: SandboxLimits) -> Callable[[], RunCgroups]:
+    """How a warm executor makes the cgroups a run's process waits in (limits and name are the run's, set when it comes)."""
+    return lambda: make_run_cgroups(limits.max_processes, limits.memory_mb, f"warm-{uuid.uuid4().hex[:12]}")
 
 
 def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
@@ -472,34 +477,41 @@ def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
     if not limits.warm or kind == "none" or _unavailable(kind, limits.network) is not None:
         return False
     view = _warm_view(limits)
-    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm)
+    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(kind, limits, view), _verify_warm, _spare_groups(limits))
     executor.ready.wait(timeout_s)
     return executor.alive() and executor.ready.is_set()
 
 
-def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits, groups: RunCgroups, rlimits: dict[str, int]) -> _Started:
-    """Hand the run to the warm executor: it forks a child that reports on these pipes (WarmUnavailable: run it cold)."""
+def _places(kind: str, view: SandboxView, limits: SandboxLimits) -> dict[str, Any]:
+    """Where a warm run writes: its folder, the view's other writable places (each a tmpfs of its own per run), the read-only paths inside those."""
+    fresh = [*view.scratch, *(["/dev/shm"] if kind == "bwrap" else [])]
+    return {"work": view.work, "fresh": fresh, "kept": [p for p in view.read_only if inside(p, view.scratch)], "disk_bytes": limits.disk_mb * 1024 * 1024}
+
+
+def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits) -> tuple[_Started, RunCgroups]:
+    """Hand the run to the warm executor: its process, waiting in cgroups of its own (given the run's limits), runs ``code``
+    and reports on these pipes. WarmUnavailable: run it cold."""
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     control_read, control_write = os.pipe()
     code_fd = os.memfd_create("main.py", os.MFD_CLOEXEC)
     os.write(code_fd, code.encode())
     os.lseek(code_fd, 0, os.SEEK_SET)
-    group_fds = [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in groups.procs_files]
-    profile = _profile(executor)
-    fresh = [*profile.view.scratch, *(["/dev/shm"] if profile.kind == "bwrap" else [])]  # writable places of the view but the run folder
-    request = {"rlimits": rlimits, "wall_s": limits.wall_s, "disk_bytes": limits.disk_mb * 1024 * 1024, "work": str(_WARM_WORK),
-               "fresh": fresh, "kept": [p for p in profile.view.read_only if inside(p, profile.view.scratch)]}  # fmt: skip
+
+    def request_for(groups: RunCgroups) -> dict[str, Any]:
+        groups.set_limits(limits.max_processes, limits.memory_mb)
+        return {"rlimits": _rlimits(limits, groups), "wall_s": limits.wall_s, "disk_bytes": limits.disk_mb * 1024 * 1024}
+
     try:
-        executor.submit(request, [out_write, err_write, control_write, code_fd, *group_fds])
+        groups = executor.submit(request_for, [out_write, err_write, control_write, code_fd])
     except WarmUnavailable:
         for fd in (out_read, err_read, control_read):
             os.close(fd)
         raise
     finally:
-        for fd in (out_write, err_write, control_write, code_fd, *group_fds):
+        for fd in (out_write, err_write, control_write, code_fd):
             os.close(fd)
-    return _Started(os.fdopen(out_read, "rb"), os.fdopen(err_read, "rb"), control_read)
+    return _Started(os.fdopen(out_read, "rb"), os.fdopen(err_read, "rb"), control_read), groups
 
 
 def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str, executor: WarmExecutor | None = None) -> ExecutionResult:
@@ -508,8 +520,6 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
     (workdir / "tmp").mkdir(parents=True)
     (workdir / "main.py").write_text(code)
     mb = 1024 * 1024
-    groups = make_run_cgroups(limits.max_processes, limits.memory_mb, workdir.name)
-    rlimits = _rlimits(limits, groups)
     contained = kind != "none"
     root: Path | None = None
     started_at = time.perf_counter()
@@ -517,11 +527,12 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
     view: SandboxView | None = None
     if executor is not None:
         try:
-            run, view = _start_warm(executor, code, limits, groups, rlimits), _profile(executor).view
+            (run, groups), view = _start_warm(executor, code, limits), _profile(executor).view
         except WarmUnavailable as exc:
             log.warning("sandbox: the warm executor did not take the run (%s); it runs cold", exc)
     if run is None:
-        run, view, root = _start_cold(workdir, limits, kind, groups, rlimits)
+        groups = make_run_cgroups(limits.max_processes, limits.memory_mb, workdir.name)
+        run, view, root = _start_cold(workdir, limits, kind, groups, _rlimits(limits, groups))
     warm = run.proc is None
     receiver = OutputReceiver(run.control, workdir, (limits.disk_mb + 64) * mb * 2) if run.control is not None else None
     readers = [_Capture(run.stdout, limits.output_bytes), _Capture(run.stderr, limits.output_bytes)]

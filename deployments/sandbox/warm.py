@@ -23,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from deployments.sandbox.cgroups import RunCgroups
+
 __all__ = ["WarmExecutor", "WarmUnavailable", "warm_executor", "stop_all"]
 
 log = logging.getLogger(__name__)
@@ -38,13 +40,16 @@ class WarmUnavailable(RuntimeError):
 
 Launch = Callable[[int], subprocess.Popen[bytes]]
 Verify = Callable[["WarmExecutor"], str | None]
+MakeGroups = Callable[[], RunCgroups]
 
 
 class WarmExecutor:
     """One running executor: ``submit`` hands it a run; ``state`` is starting, ready, stopped or broken."""
 
-    def __init__(self, key: Hashable, launch: Launch, verify: Verify, restarts: int = 0):
+    def __init__(self, key: Hashable, launch: Launch, verify: Verify, make_groups: MakeGroups, restarts: int = 0):
         self.key, self.restarts = key, restarts
+        self._make_groups = make_groups
+        self._spare_groups = RunCgroups()  # the cgroups the next run's process waits in
         self.state = "starting"
         self.why = ""
         self.ready = threading.Event()
@@ -56,6 +61,11 @@ class WarmExecutor:
         # The thread that starts the executor lives as long as it does: bubblewrap's --die-with-parent follows the starting thread.
         self._thread = threading.Thread(target=self._run, name="evoskill-warm-executor", daemon=True)
         self._thread.start()
+
+    @property
+    def waiting_cgroups(self) -> list[str]:
+        """The cgroup folders the next run's process waits in."""
+        return [str(folder) for folder, _ in self._spare_groups.groups.values()]
 
     @property
     def pid(self) -> int | None:
@@ -95,6 +105,13 @@ class WarmExecutor:
         if self.info.get("missing"):
             log.info("sandbox: the warm executor runs without %s (not importable here)", ", ".join(self.info["missing"]))
         self.state = "ready"
+        try:
+            with self._lock:  # the cgroups of the first run's process, which the executor makes ready now
+                self._make_spare()
+        except OSError as exc:
+            self._stop_process()
+            self._give_up(f"it did not take its first message ({exc})")
+            return
         problem = self._verify(self)
         if problem is not None:
             self._stop_process()
@@ -106,11 +123,17 @@ class WarmExecutor:
         for line in iter(stderr.readline, b""):  # the executor's own messages (its runs write to their own pipes)
             log.debug("sandbox: warm executor: %s", line.decode(errors="replace").rstrip())
         code = self._proc.wait()
+        with self._lock:
+            self._spare_groups.kill_all_and_remove(wait=False)
+            self._spare_groups = RunCgroups()
         if self.state == "ready":
             self.state, self.why = "stopped", f"it exited with code {code}"
             log.warning("sandbox: the warm executor stopped (%s); the next run starts a new one", self.why)
 
     def _give_up(self, why: str) -> None:
+        with self._lock:
+            self._spare_groups.kill_all_and_remove(wait=False)
+            self._spare_groups = RunCgroups()
         self.state, self.why = "broken", why
         log.warning("sandbox: warm executor unavailable (%s); runs start cold", why)
         self.ready.set()
@@ -135,22 +158,52 @@ class WarmExecutor:
             return False
         return True
 
-    def submit(self, request: dict[str, Any], fds: list[int]) -> None:
-        """Hand the executor a run: it forks a child for it and returns at once (the run reports on its own descriptors)."""
-        if self._sock is None or not self.alive():
-            raise WarmUnavailable(self.why or "not ready")
+    def _make_spare(self) -> None:
+        """Make the cgroups the next run's process waits in, and hand them to the executor (the lock held)."""
+        assert self._sock is not None
+        spare = self._make_groups()
+        spare_fds = spare.procs_fds()
         try:
-            with self._lock:
-                socket.send_fds(self._sock, [json.dumps(request).encode()], fds)
-        except OSError as exc:
-            self.state, self.why = "stopped", f"it did not take the run ({exc})"
-            raise WarmUnavailable(self.why) from exc
+            socket.send_fds(self._sock, [json.dumps({"spare_groups": len(spare_fds)}).encode()], spare_fds)
+        except OSError:
+            spare.kill_all_and_remove(wait=False)
+            raise
+        finally:
+            for fd in spare_fds:
+                os.close(fd)
+        self._spare_groups = spare
+
+    def submit(self, request_for: Callable[[RunCgroups], dict[str, Any]], fds: list[int]) -> RunCgroups:
+        """Hand the executor a run; its process, made ready ahead of time, is already in the cgroups returned.
+
+        ``request_for`` gives those cgroups the run's limits and returns the request. The executor starts the run
+        at once (it reports on its own descriptors); then the next run's process is made ready.
+        """
+        with self._lock:
+            if self._sock is None or not self.alive():
+                raise WarmUnavailable(self.why or "not ready")
+            groups = self._spare_groups
+            try:
+                socket.send_fds(self._sock, [json.dumps(request_for(groups)).encode()], fds)
+            except OSError as exc:
+                groups.kill_all_and_remove(wait=False)
+                self._spare_groups = RunCgroups()
+                self.state, self.why = "stopped", f"it did not take the run ({exc})"
+                raise WarmUnavailable(self.why) from exc
+            try:
+                self._make_spare()
+            except OSError as exc:  # the run is under way; later runs find the executor stopped
+                self.state, self.why = "stopped", f"it did not take the next run's cgroups ({exc})"
+            return groups
 
     def stop(self) -> None:
         """Stop the executor (runs it started are ended with it)."""
         if self.state in ("starting", "ready"):
             self.state, self.why = "stopped", "stopped by evoskill"
         self._stop_process()
+        with self._lock:
+            self._spare_groups.kill_all_and_remove(wait=False)
+            self._spare_groups = RunCgroups()
 
 
 _pool: OrderedDict[Hashable, WarmExecutor] = OrderedDict()
@@ -158,8 +211,11 @@ _pool_lock = threading.Lock()
 _pool_pid = os.getpid()
 
 
-def warm_executor(key: Hashable, launch: Launch, verify: Verify) -> WarmExecutor:
-    """The executor for ``key``: the running one, else a new one starting in the background (``launch`` starts its process)."""
+def warm_executor(key: Hashable, launch: Launch, verify: Verify, make_groups: MakeGroups) -> WarmExecutor:
+    """The executor for ``key``: the running one, else a new one starting in the background.
+
+    ``launch`` starts its process; ``verify`` runs a first run through it; ``make_groups`` makes the cgroups of a run's process.
+    """
     global _pool_pid
     with _pool_lock:
         if _pool_pid != os.getpid():  # a forked copy of this process: the parent's executors are not ours
@@ -167,10 +223,10 @@ def warm_executor(key: Hashable, launch: Launch, verify: Verify) -> WarmExecutor
             _pool_pid = os.getpid()
         found = _pool.get(key)
         if found is not None and found.state == "stopped" and found.restarts < _RESTARTS:
-            found = WarmExecutor(key, launch, verify, found.restarts + 1)
+            found = WarmExecutor(key, launch, verify, make_groups, found.restarts + 1)
             _pool[key] = found
         elif found is None:
-            found = WarmExecutor(key, launch, verify)
+            found = WarmExecutor(key, launch, verify, make_groups)
             _pool[key] = found
             while len(_pool) > _KEPT:
                 _pool.popitem(last=False)[1].stop()

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         MS_NOSUID,
         MS_PRIVATE,
         MS_REC,
+        MS_REMOUNT,
         bind,
         build_view,
         drop_capabilities,
@@ -121,12 +122,13 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
 
 
 def first_process(link: socket.socket) -> NoReturn:
-    """PID 1 of a run's namespace: when the runner says so, its own /proc, no capabilities, then main.py."""
+    """PID 1 of a run's namespace: its own /proc, no capabilities, new random states; then, when the runner says so, main.py."""
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    drop_capabilities()
+    reseed()
     message = receive(link)
     if message is None:  # the runner is gone: no run
         os._exit(0)
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # only now: the runner reads its own /proc until here
-    drop_capabilities()
     request, (out, err) = message
     rlimits = request["rlimits"]
     if "RLIMIT_AS" in rlimits:  # the address space the executor's imports take is not the run's: its limit comes on top
@@ -134,21 +136,34 @@ def first_process(link: socket.socket) -> NoReturn:
     os.dup2(out, 1)
     os.dup2(err, 2)
     keep_only({0, 1, 2, link.fileno()})
-    os.chdir(request["work"])
-    reseed()
     start_main(rlimits, forked=True, report_fd=link.fileno())
     os._exit(0)
 
 
-def runner(sock: socket.socket, network: bool) -> NoReturn:
-    """A runner (see the module's docstring): made ready ahead of time, then one run, then gone."""
+def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> NoReturn:
+    """A runner (see the module's docstring): made ready ahead of time, then one run, then gone.
+
+    ``places``: the run folder (``work``), the view's other writable places (``fresh``), the read-only paths
+    inside those (``kept``) and the size of each tmpfs until the run says its own (``disk_bytes``).
+    """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for the run's process
-    keep_only({0, 1, 2, sock.fileno()})
+    keep_only({0, 1, 2, sock.fileno(), *groups})
     if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)) != 0:
         import ctypes
 
         fail(f"could not enter a run's namespaces ({os.strerror(ctypes.get_errno())})")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    size = f",size={places['disk_bytes']}"
+    kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in places["kept"]]
+    for path in places["fresh"]:  # the view's other writable places: empty and private to this run
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
+    for path, fd in kept:  # shown again on top, as the view had them
+        bind(f"/proc/self/fd/{fd}", path)
+        os.close(fd)
+    work = places["work"]
+    mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
+    os.chdir(work)
+    os.mkdir("tmp")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
@@ -156,33 +171,25 @@ def runner(sock: socket.socket, network: bool) -> NoReturn:
         ours.close()
         first_process(theirs)
     theirs.close()
-    message = receive(sock)
-    if message is None:  # the executor is gone
-        os._exit(0)
-    request, fds = message
-    out, err, control, code, *groups = fds
-    os.dup2(err, 2)  # what goes wrong from here is the run's to read
-    for group in groups:  # the run's process, and all it starts, count against the run's limits
+    for group in groups:  # the run's process, and all it starts, count against the run's limits (set when the run comes)
         try:
             os.write(group, str(pid).encode())
         except OSError as exc:
-            fail(f"could not move the run into its cgroup ({exc})")
+            fail(f"could not move a run's process into its cgroup ({exc})")
         os.close(group)
-    size = f",size={request['disk_bytes']}"
-    kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in request["kept"]]  # read-only paths inside them
-    for path in request["fresh"]:  # the view's other writable places: empty and private to this run
-        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
-    for path, fd in kept:  # shown again on top, as the view had them
-        bind(f"/proc/self/fd/{fd}", path)
-        os.close(fd)
-    work = request["work"]
-    mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
-    with os.fdopen(code, "rb") as src, open(os.path.join(work, "main.py"), "wb") as dst:
+    message = receive(sock)
+    if message is None:  # the executor is gone
+        os._exit(0)
+    request, (out, err, control, code) = message
+    os.dup2(err, 2)  # what goes wrong from here is the run's to read
+    os.close(err)
+    if request["disk_bytes"] != places["disk_bytes"]:
+        for path in [*places["fresh"], work]:
+            mount(None, path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={request['disk_bytes']}")
+    with os.fdopen(code, "rb") as src, open("main.py", "wb") as dst:
         dst.write(src.read())
-    os.mkdir(os.path.join(work, "tmp"))
-    os.chdir(work)
     try:
-        socket.send_fds(ours, [json.dumps(request).encode()], [out, err])
+        socket.send_fds(ours, [json.dumps(request).encode()], [out, 2])
     except OSError as exc:
         fail(f"the run's process did not start ({exc})")
     os.close(out)
@@ -191,6 +198,7 @@ def runner(sock: socket.socket, network: bool) -> NoReturn:
         os.kill(pid, signal.SIGKILL)  # PID 1: every process of the run ends with it
         os.waitpid(pid, 0)
     send_outputs(control, status, timed_out)
+    os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down
     os.kill(pid, signal.SIGKILL)  # ended already, or being torn down: and with it anything main.py left running
     os._exit(0)
 
@@ -208,8 +216,8 @@ def wait_for_run(pid: int, link: socket.socket, wall_s: float) -> tuple[int | No
         left = deadline - time.monotonic()
         if left <= 0:
             return None, True
-        ready = select.select([pidfd, link], [], [], left)[0]
-        if link in ready:
+        ready = select.select([pidfd, link.fileno()], [], [], left)[0]
+        if link.fileno() in ready:
             said = link.recv(64)
             if said.strip().lstrip(b"-").isdigit():  # main.py is over and its output out: the process's teardown is not waited for
                 return (int(said) & 0xFF) << 8, False
@@ -218,8 +226,8 @@ def wait_for_run(pid: int, link: socket.socket, wall_s: float) -> tuple[int | No
                 return status, False
 
 
-def spare(listener: socket.socket, network: bool) -> socket.socket:
-    """A runner forked now, for the next request; the socket that hands it the request."""
+def spare(listener: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> socket.socket:
+    """A runner forked now, for the next request, its run's process in ``groups``; the socket that hands it the request."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -227,7 +235,7 @@ def spare(listener: socket.socket, network: bool) -> socket.socket:
         try:
             listener.close()
             ours.close()
-            runner(theirs, network)
+            runner(theirs, places, network, groups)
         except SystemExit:  # main.py's own end, in the run's process: the interpreter exits as after a cold run
             raise
         except BaseException as exc:  # never back into the executor's loop
@@ -261,26 +269,37 @@ def serve(cfg: dict[str, Any]) -> NoReturn:
     gc.freeze()  # the imported objects: a run's collections skip them (and do not copy their pages)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # runners are reaped by the kernel the moment they end
     listener = socket.socket(fileno=cfg["socket_fd"])
-    network = bool(cfg.get("network"))
-    next_runner = spare(listener, network)
+    network, places = bool(cfg.get("network")), cfg["places"]
     ready = {"ready": True, "preloaded": done, "missing": missing, "import_s": round(time.perf_counter() - started, 3), "threads": threads()}
     listener.sendall(json.dumps(ready).encode())
+    # Runs, and after each (and first) the cgroups in which the next run's process is to wait: a runner is made ready for it then.
+    next_runner: socket.socket | None = None
+    groups: list[int] | None = None  # None: no cgroups given for the next run yet
     while True:
         message = receive(listener)
         if message is None:  # evoskill closed the socket (or is gone): stop; the namespace's end kills what is left
             os._exit(0)
         request, fds = message
+        if request.get("spare_groups") is not None:
+            groups = fds
+            next_runner = spare(listener, places, network, groups)
+            continue
         for attempt in range(2):
             try:
+                if next_runner is None:
+                    raise OSError("no runner was made ready")
                 socket.send_fds(next_runner, [json.dumps(request).encode()], fds)
                 break
-            except OSError as exc:  # the runner died before its run (its setup failed): one more, made now
-                next_runner.close()
-                next_runner = spare(listener, network)
-                if attempt:
+            except OSError as exc:  # the runner died before its run (its setup failed): one more, in the same cgroups
+                if next_runner is not None:
+                    next_runner.close()
+                next_runner = spare(listener, places, network, groups) if groups is not None and not attempt else None
+                if next_runner is None:
                     refuse(fds, f"the warm executor could not start a run ({exc})")
                     fds = []
-        for fd in fds:
+                    break
+        for fd in [*fds, *(groups or [])]:
             os.close(fd)
-        next_runner.close()
-        next_runner = spare(listener, network)
+        if next_runner is not None:
+            next_runner.close()
+        next_runner, groups = None, None

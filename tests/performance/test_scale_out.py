@@ -113,6 +113,7 @@ def test_warm_executor_throughput_on_dask(benchmark, on_dask, monkeypatch):
     per_s: dict[str, float] = {}
     for mode in ("cold", "warm"):
         monkeypatch.setenv("EVOSKILL_SANDBOX_WARM", str(mode == "warm").lower())  # the workers' environment: a cluster per mode
+        monkeypatch.setenv("EVOSKILL_STORE_DATABASE", f"batch-{mode}")  # a store of its own: neither batch finds the other's documents
         close_clusters()
         client = on_dask(2).client
         if mode == "warm":  # each worker starts its executor as it starts (WarmSandbox); wait until both are ready

@@ -149,3 +149,19 @@ def test_skill_search_ranks_by_similarity(store):
     [(skill, similarity)] = store.search_skills("How many RDKit fragments has the SMILES CCO?", k=1)
     assert skill.name == "rdkit_fragments" and 0 < similarity <= 1
     assert store.search_skills("band gap of silicon", threshold=0.2) == []
+
+
+def test_a_batch_of_job_outputs_upserts_like_one_document_at_a_time(tmp_path):
+    """The file-backed store writes a batch in one pass; what it holds afterwards is what document-by-document upserts give."""
+    first = [{"uuid": f"u{i}", "index": 1, "output": i} for i in range(20)]
+    second = [{"uuid": f"u{i}", "index": 1, "output": -i} for i in range(10, 30)]  # ten replace, ten are new
+    second += [{"uuid": "u5", "index": 2, "output": 55}, {"uuid": "u29", "index": 1, "output": 290}]  # a new index; a key twice: the last wins
+    held = {}
+    for kind in ("monty", "memory"):
+        jobs = open_store(Settings(workspace=tmp_path / kind, store=kind)).job_store()
+        jobs.connect()
+        jobs.update(first, key=["uuid", "index"])
+        jobs.update(second, key=["uuid", "index"])
+        held[kind] = sorted((d["uuid"], d["index"], d["output"]) for d in jobs.docs_store.query({}))
+    assert held["monty"] == held["memory"]
+    assert len(held["monty"]) == 31 and ("u15", 1, -15) in held["monty"] and ("u29", 1, 290) in held["monty"] and ("u3", 1, 3) in held["monty"]

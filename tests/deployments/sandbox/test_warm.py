@@ -175,3 +175,25 @@ def test_an_executor_that_cannot_start_leaves_runs_cold_with_one_warning(tmp_pat
 def test_warm_off_runs_cold(tmp_path):
     result = run_code("import json\nprint(json.dumps(1))\n", tmp_path, SandboxLimits(warm=False))
     assert result.ok and result.executor == "cold"
+
+
+def _warm_groups() -> set[Path]:
+    root = Path("/sys/fs/cgroup")
+    return set(root.glob("**/evoskill-warm-*")) if root.is_dir() else set()
+
+
+def test_warm_runs_leave_no_cgroup_behind(limits, tmp_path):
+    controllers = [name for name, there in execute.cgroup_support().items() if there]
+    if not controllers:
+        pytest.skip("no cgroups here")
+    executor = _executor(limits)
+    waiting = {Path(g) for g in executor.waiting_cgroups}
+    assert len(waiting) == len(controllers)
+    assert all(len((g / "cgroup.procs").read_text().split()) == 1 for g in waiting)  # the next run's process, ready in its groups
+    before = _warm_groups()
+    for _ in range(5):
+        assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).executor == "warm"
+    time.sleep(0.5)
+    after = _warm_groups()
+    assert not (waiting & after)  # the groups the first of these runs took are gone with it
+    assert after - before == {Path(g) for g in executor.waiting_cgroups}  # of the groups made for the five runs, only the next run's remain
