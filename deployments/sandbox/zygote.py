@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         mount,
         send_outputs,
         start_main,
+        wait,
     )  # fmt: skip
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
@@ -193,7 +194,7 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     except OSError as exc:
         fail(f"the run's process did not start ({exc})")
     os.close(out)
-    status, timed_out = wait_for_run(pid, ours, request["wall_s"])
+    status, timed_out = wait(pid, request["wall_s"], report=ours)
     if timed_out:
         os.kill(pid, signal.SIGKILL)  # PID 1: every process of the run ends with it
         os.waitpid(pid, 0)
@@ -201,29 +202,6 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down
     os.kill(pid, signal.SIGKILL)  # ended already, or being torn down: and with it anything main.py left running
     os._exit(0)
-
-
-def wait_for_run(pid: int, link: socket.socket, wall_s: float) -> tuple[int | None, bool]:
-    """The run's wait status (from the exit code it reports, else from its end) and whether the wall-clock limit ran out."""
-    import select
-
-    deadline = time.monotonic() + wall_s
-    pidfd = os.pidfd_open(pid)
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status, False
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None, True
-        ready = select.select([pidfd, link.fileno()], [], [], left)[0]
-        if link.fileno() in ready:
-            said = link.recv(64)
-            if said.strip().lstrip(b"-").isdigit():  # main.py is over and its output out: the process's teardown is not waited for
-                return (int(said) & 0xFF) << 8, False
-            if not said:  # it ended without saying: its status tells how
-                status = os.waitpid(pid, 0)[1]
-                return status, False
 
 
 def spare(listener: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> socket.socket:
