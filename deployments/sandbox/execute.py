@@ -109,8 +109,9 @@ class SandboxLimits:
         return cls(**limits, hidden=hidden, inputs=granted, warm_packages=tuple(s.sandbox_warm_packages))
 
 
-def _unshare_flags(network: bool) -> list[str]:
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]  # an unprivileged user mounts in its own user namespace
+def _unshare_flags(network: bool, own_user: bool = False) -> list[str]:
+    """``unshare``'s arguments; ``own_user``: in a user namespace of its own even for root (the warm executor keeps capabilities)."""
+    user = [] if os.geteuid() == 0 and not own_user else ["--user", "--map-root-user"]  # an unprivileged user mounts in its own user namespace
     return ["unshare", "--pid", "--mount", "--mount-proc", "--fork", "--kill-child", *user, *([] if network else ["--net"])]
 
 
@@ -414,7 +415,7 @@ def _launch_warm(kind: str, limits: SandboxLimits, view: SandboxView) -> Callabl
             root = Path(tempfile.mkdtemp(prefix="evoskill-warm-root-"))  # a mount point only, in the executor's own namespace
             atexit.register(shutil.rmtree, root, True)
             config.update(view=view.as_config(), root=str(root), etc=etc)
-            prefix = _unshare_flags(limits.network)
+            prefix = _unshare_flags(limits.network, own_user=True)
         env = {**_environment(_WARM_WORK), "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # one thread: a fork copies only one
         cmd = [*prefix, sys.executable, "-I", "-c", f"{_LAUNCHER}\n{_ZYGOTE}\nserve(json.loads(sys.argv[1]))\n", json.dumps(config)]
         try:

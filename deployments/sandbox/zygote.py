@@ -189,6 +189,7 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
             mount(None, path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={request['disk_bytes']}")
     with os.fdopen(code, "rb") as src, open("main.py", "wb") as dst:
         dst.write(src.read())
+    drop_capabilities()  # nothing it does from here needs them: it only waits, and reads the run folder back
     try:
         socket.send_fds(ours, [json.dumps(request).encode()], [out, 2])
     except OSError as exc:
