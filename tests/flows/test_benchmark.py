@@ -60,7 +60,8 @@ def test_wrong_cheating_and_malformed_tasks(workspace, tmp_path):
     cheat.write_text(json.dumps({**data, "solution_code_or_process": cheat_code}))
     # Walks up from its run folder for the other runs' solutions and answers (the other tasks, the other repetition).
     peek = ("import json, os\nfound = [os.path.join(top, f) for top, _, files in os.walk('../..') for f in files\n"
-            "         if f in ('main.py', 'result.json') and os.path.realpath(top) != os.getcwd()]\nprint(json.dumps(len(found)))\n")  # fmt: skip
+            "         if f in ('main.py', 'result.json') and os.path.basename(top).startswith('reference-') and os.path.realpath(top) != os.getcwd()]\n"
+            "print(json.dumps(len(found)))\n")  # fmt: skip
     task_file(suite, "peek", peek, answer=0)
     (suite / "broken.json").write_text('{"id": "broken", "answer": 1}')
     summary = benchmark([str(suite)], systems=["reference"], reps=2, levels=[0, 1])
