@@ -485,8 +485,8 @@ def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
 
 def _places(kind: str, view: SandboxView, limits: SandboxLimits) -> dict[str, Any]:
     """Where a warm run writes: its folder, the view's other writable places (each a tmpfs of its own per run), the read-only paths inside those."""
-    fresh = [*view.scratch, *(["/dev/shm"] if kind == "bwrap" else [])]
-    return {"work": view.work, "fresh": fresh, "kept": [p for p in view.read_only if inside(p, view.scratch)], "disk_bytes": limits.disk_mb * 1024 * 1024}
+    return {"work": view.work, "fresh": list(view.scratch), "kept": [p for p in view.read_only if inside(p, view.scratch)],
+            "disk_bytes": limits.disk_mb * 1024 * 1024, "shm_bytes": _SHM_BYTES if kind == "bwrap" else 0}  # fmt: skip
 
 
 def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits) -> tuple[_Started, RunCgroups]:

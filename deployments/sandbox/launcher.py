@@ -32,6 +32,9 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_NOATIME, MS_NODIRATIME
 MNT_DETACH = 2
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+# The kernel's keyrings (add_key, request_key, keyctl) and the audit architecture, per machine: denied to generated code.
+KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219)), "riscv64": (0xC00000F3, (217, 218, 219))}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 FAILED_SETUP = 97
 
@@ -92,6 +95,34 @@ def drop_capabilities() -> None:
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
     check(libc.capset(header, data), "could not drop capabilities")
+
+
+def deny_keyrings() -> None:
+    """A seccomp filter: the kernel's keyrings answer EPERM (they are the user's, shared by every run of the user)."""
+    known = KEYRING_CALLS.get(os.uname().machine)
+    if known is None:  # another architecture: no filter (SECURITY.md)
+        return
+    import ctypes
+
+    if libc is None:
+        load_libc()
+    arch, calls = known
+    ld, jeq, ret, alu_and = 0x20, 0x15, 0x06, 0x54  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K, BPF_ALU|AND|K
+    allow, eperm = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    n = len(calls)
+    program = [(ld, 0, 0, 4), (jeq, 0, n + 2, arch), (ld, 0, 0, 0), (alu_and, 0, 0, 0xBFFFFFFF)]  # other arch: allow; x32 bit off
+    program += [(jeq, n - i, 0, call) for i, call in enumerate(calls)]
+    program += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*op) for op in program])
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "could not set no_new_privs")
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program), filters)), 0, 0), "could not deny the keyrings")
 
 
 def pivot(new_root: str) -> None:
@@ -172,6 +203,7 @@ def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | N
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
             pass
+    deny_keyrings()
     sys.argv = ["main.py"]
     sys.path.insert(0, os.getcwd())
     source = open("main.py").read()
@@ -252,16 +284,19 @@ def wait(pid: int, wall_s: float | None, report: Any = None) -> tuple[int | None
         left = deadline - time.monotonic()
         if left <= 0:
             return None, True
-        if not watched:
+        if pidfd is None:
             time.sleep(min(left, 0.02))
             continue
         ready = select.select(watched, [], [], min(left, 3600.0))[0]
         if report is not None and report.fileno() in ready:
             said = report.recv(64)
-            if said.strip().lstrip(b"-").isdigit():
-                return (int(said) & 0xFF) << 8, False
-            if not said:
-                return os.waitpid(pid, 0)[1], False
+            try:
+                code = int(said.decode("ascii").strip()) if said else None
+            except (UnicodeDecodeError, ValueError):
+                code = None
+            if code is not None and 0 <= code <= 255:  # the child is to be killed now (the caller does): it has said it is done
+                return code << 8, False
+            watched = [pidfd]  # closed, or not a code: the report is only a hint; the child's own end and the wall clock rule
 
 
 def kill_the_rest() -> None:

@@ -122,9 +122,13 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
         return (json.loads(data), fds) if data else None
 
 
-def first_process(link: socket.socket) -> NoReturn:
-    """PID 1 of a run's namespace: its own /proc, no capabilities, new random states; then, when the runner says so, main.py."""
+def first_process(link: socket.socket, pts: bool) -> NoReturn:
+    """PID 1 of a run's namespace: its own /proc (and terminals), no capabilities, new random states; then, when the runner
+    says so, main.py. It dies with its runner (and the whole run with it)."""
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a runner that died before this line: its socket says so below
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    if pts:  # terminals of its own: another run's are not there (/dev/ptmx points into /dev/pts)
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
     drop_capabilities()
     reseed()
     message = receive(link)
@@ -158,6 +162,8 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in places["kept"]]
     for path in places["fresh"]:  # the view's other writable places: empty and private to this run
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
+    if places.get("shm_bytes"):
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={places['shm_bytes']}")
     for path, fd in kept:  # shown again on top, as the view had them
         bind(f"/proc/self/fd/{fd}", path)
         os.close(fd)
@@ -170,8 +176,26 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     if pid == 0:
         sock.close()
         ours.close()
-        first_process(theirs)
+        first_process(theirs, bool(places.get("shm_bytes")))
     theirs.close()
+    process = os.pidfd_open(pid)  # signals reach this process only, never a later one with its number
+    try:
+        serve_run(sock, ours, pid, process, places, groups)
+    finally:  # whatever happens here, the run ends with its runner
+        kill(process)
+    os._exit(0)
+
+
+def kill(process: int) -> None:
+    try:
+        signal.pidfd_send_signal(process, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, places: dict[str, Any], groups: list[int]) -> None:
+    """The runner's part once the run's process waits: its cgroups, then one run."""
+    work = places["work"]
     for group in groups:  # the run's process, and all it starts, count against the run's limits (set when the run comes)
         try:
             os.write(group, str(pid).encode())
@@ -180,7 +204,7 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
         os.close(group)
     message = receive(sock)
     if message is None:  # the executor is gone
-        os._exit(0)
+        return
     request, (out, err, control, code) = message
     os.dup2(err, 2)  # what goes wrong from here is the run's to read
     os.close(err)
@@ -196,13 +220,11 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
         fail(f"the run's process did not start ({exc})")
     os.close(out)
     status, timed_out = wait(pid, request["wall_s"], report=ours)
+    kill(process)  # PID 1: every process of the run ends with it (it has ended, said it is done, or ran out of time)
     if timed_out:
-        os.kill(pid, signal.SIGKILL)  # PID 1: every process of the run ends with it
         os.waitpid(pid, 0)
     send_outputs(control, status, timed_out)
     os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down
-    os.kill(pid, signal.SIGKILL)  # ended already, or being torn down: and with it anything main.py left running
-    os._exit(0)
 
 
 def spare(listener: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> socket.socket:

@@ -245,6 +245,17 @@ def test_api_keys_are_in_neither_the_environment_nor_any_process(attack, isolati
         assert processes > 3
 
 
+def test_the_kernel_keyrings_are_closed(attack):
+    # The user's keyring outlives a run and is shared by every run of the user: a channel between runs (and users).
+    code = _answer("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                   "calls = {'x86_64': (248, 250), 'aarch64': (217, 219), 'riscv64': (217, 219)}[os.uname().machine]\n"
+                   "added = libc.syscall(calls[0], b'user', b'evoskill-canary', b'x', 1, ctypes.c_int(-4))\nadd_errno = ctypes.get_errno()\n"
+                   "found = libc.syscall(calls[1], 0, ctypes.c_int(-4), 0)\n"  # KEYCTL_GET_KEYRING_ID of the user keyring
+                   "print(json.dumps([added, os.strerror(add_errno), found]))")  # fmt: skip
+    result = attack(code)
+    assert result.ok and result.answer == [-1, "Operation not permitted", -1]
+
+
 def test_writing_outside_the_run_folder_is_refused(attack, isolation, tmp_path):
     if not isolation["read_only_filesystem"]:  # documented: without namespaces the code writes wherever the user can
         result = attack(_answer(f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('written')\nprint(1)"))

@@ -197,3 +197,41 @@ def test_warm_runs_leave_no_cgroup_behind(limits, tmp_path):
     after = _warm_groups()
     assert not (waiting & after)  # the groups the first of these runs took are gone with it
     assert after - before == {Path(g) for g in executor.waiting_cgroups}  # of the groups made for the five runs, only the next run's remain
+
+
+_REPORT_TAMPERING = (
+    "import os, socket, time\n"
+    "for fd in [int(name) for name in os.listdir('/proc/self/fd')]:\n"
+    "    try:\n"
+    "        if os.readlink(f'/proc/self/fd/{fd}').startswith('socket:'):\n"
+    "            link = socket.socket(fileno=fd)\n"
+    "            link.send(SAID)\n"
+    "            link.close()\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "time.sleep(6)\n"
+)
+
+
+@pytest.mark.parametrize("said", [b"", b"--1", b"not a code", b"999"])
+def test_a_run_cannot_switch_off_its_wall_clock_through_the_socket_it_reports_on(limits, tmp_path, said):
+    started = time.perf_counter()
+    result = run_code(_REPORT_TAMPERING.replace("SAID", repr(said)), tmp_path, SandboxLimits(**{**limits.__dict__, "wall_s": 1.5}))
+    assert result.executor == "warm" and result.timed_out and not result.ok and "1.5 s wall-clock limit" in result.error
+    assert time.perf_counter() - started < 5
+    assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).answer == 1
+
+
+def test_a_run_does_not_see_the_terminals_of_a_run_at_the_same_time(limits, tmp_path):
+    if limits.isolation != "bwrap":
+        pytest.skip("the unshare view has no terminals at all (cold runs neither)")
+    holder = "import json, os, time\nmaster, slave = os.openpty()\nos.write(master, b'from the other run\\n')\ntime.sleep(3)\nprint(json.dumps(os.ttyname(slave)))\n"
+    look = "import json, os, time\ntime.sleep(0.8)\nprint(json.dumps(sorted(os.listdir('/dev/pts'))))\n"
+    results: dict[str, object] = {}
+    first = threading.Thread(target=lambda: results.setdefault("holder", run_code(holder, tmp_path, limits)))
+    first.start()
+    time.sleep(0.3)
+    other = run_code(look, tmp_path, limits)
+    first.join()
+    assert results["holder"].ok and results["holder"].answer.startswith("/dev/pts/")  # type: ignore[attr-defined]
+    assert other.ok and other.answer == ["ptmx"]  # terminals of its own: none open
