@@ -18,6 +18,7 @@ import pytest
 
 from deployments.sandbox import execute
 from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
+from deployments.sandbox.models import ExecutionResult
 
 
 @pytest.fixture(params=["bwrap", "unshare"])
@@ -85,6 +86,17 @@ def test_each_run_draws_its_own_random_numbers(limits, tmp_path):
     assert len({d[0] for d in draws}) == 3 and len({d[1] for d in draws}) == 3  # not the executor's sequence, replayed
 
 
+def _side_by_side(holding: str, looking: str, run_root: Path, limits: SandboxLimits) -> tuple[ExecutionResult, ExecutionResult]:
+    """Run ``holding``, and while it runs, ``looking``: both results."""
+    held: list[ExecutionResult] = []
+    thread = threading.Thread(target=lambda: held.append(run_code(holding, run_root, limits)))
+    thread.start()
+    time.sleep(0.3)
+    looked = run_code(looking, run_root, limits)
+    thread.join()
+    return held[0], looked
+
+
 def test_runs_at_the_same_time_see_neither_each_others_files_nor_processes(limits, tmp_path):
     secret = "import json, os, time\nopen('secret.txt', 'w').write('mine')\nopen('/tmp/scratch.txt', 'w').write('mine')\ntime.sleep(3)\nprint(json.dumps(os.getpid()))\n"
     look = (
@@ -93,15 +105,10 @@ def test_runs_at_the_same_time_see_neither_each_others_files_nor_processes(limit
         " sorted(p for p in os.listdir('/proc') if p.isdigit())]\n"
         "print(json.dumps(seen))\n"
     )
-    results: dict[str, object] = {}
-    holder = threading.Thread(target=lambda: results.setdefault("holder", run_code(secret, tmp_path, limits)))
-    holder.start()
-    time.sleep(0.3)
-    other = run_code(look, tmp_path, limits)
-    holder.join()
+    holder, other = _side_by_side(secret, look, tmp_path, limits)
     assert other.ok and other.executor == "warm"
     assert other.answer == [False, False, ["main.py", "tmp"], ["1"]]  # its own folder, /tmp and PID namespace
-    assert results["holder"].answer == 1  # type: ignore[attr-defined]
+    assert holder.answer == 1
 
 
 def test_a_run_killed_at_the_wall_clock_limit_leaves_the_executor_serving(limits, tmp_path):
@@ -227,11 +234,6 @@ def test_a_run_does_not_see_the_terminals_of_a_run_at_the_same_time(limits, tmp_
         pytest.skip("the unshare view has no terminals at all (cold runs neither)")
     holder = "import json, os, time\nmaster, slave = os.openpty()\nos.write(master, b'from the other run\\n')\ntime.sleep(3)\nprint(json.dumps(os.ttyname(slave)))\n"
     look = "import json, os, time\ntime.sleep(0.8)\nprint(json.dumps(sorted(os.listdir('/dev/pts'))))\n"
-    results: dict[str, object] = {}
-    first = threading.Thread(target=lambda: results.setdefault("holder", run_code(holder, tmp_path, limits)))
-    first.start()
-    time.sleep(0.3)
-    other = run_code(look, tmp_path, limits)
-    first.join()
-    assert results["holder"].ok and results["holder"].answer.startswith("/dev/pts/")  # type: ignore[attr-defined]
+    held, other = _side_by_side(holder, look, tmp_path, limits)
+    assert held.ok and held.answer.startswith("/dev/pts/")
     assert other.ok and other.answer == ["ptmx"]  # terminals of its own: none open
