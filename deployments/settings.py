@@ -205,6 +205,9 @@ class Settings(BaseSettings):
         default=600.0, ge=0, description="How long a job waits for a worker with the resources it needs (GPU) before it fails."
     )
     skill_executor: Literal["local", "dask"] = Field(default="local", description="Where run-skill runs jobs: in-process jobflow or Dask.")
+    batch_task_runs: int = Field(
+        default=100, ge=1, description="A skill batch shows each item as a Prefect task run up to this many items, groups of items beyond."
+    )
     task_runner: Literal["auto", "threads", "dask"] = Field(
         default="auto", description="Debug branches and benchmark repetitions: 'auto' uses Dask when a cluster other than 'local' is configured."
     )

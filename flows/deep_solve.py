@@ -23,6 +23,7 @@ from tasks.models import (
 )
 from tasks.output import output_processor
 from tasks.research import research
+from tasks.stage import failed_state, outcome_of, run_stage
 
 __all__ = ["DeepSolveOutcome", "deep_solve", "run_deep_solve", "debug_strategies"]
 
@@ -44,16 +45,13 @@ def debug_strategies(settings: Settings) -> list[str]:
 def _branch(strategy: str, future: PrefectFuture[DebugResult]) -> DebugResult:
     """A branch's result; a branch that crashed becomes a failed result, not a failed solve."""
     future.wait()
-    state = future.state
-    if state.is_completed():
-        return future.result()
     try:
-        future.result()
+        value = outcome_of(future.state)  # a branch that did not repair the script ends Failed, its result kept
     except Exception as exc:  # noqa: BLE001 - reported as the branch's error
-        error = f"{type(exc).__name__}: {exc}"
-    else:
-        error = f"branch ended {state.type.value}"
-    return DebugResult(stage=f"debug:{strategy}", strategy=strategy, error=error)
+        return DebugResult(stage=f"debug:{strategy}", strategy=strategy, error=f"{type(exc).__name__}: {exc}")
+    if isinstance(value, DebugResult):
+        return value
+    return DebugResult(stage=f"debug:{strategy}", strategy=strategy, error=f"branch ended {future.state.type.value}")
 
 
 @flow(name="deep-solve", flow_run_name="deep-solve", validate_parameters=False)
@@ -61,8 +59,8 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
     """Solve ``request`` from scratch with the four-agent DeepSolver."""
     check_strategies(settings)
     retries: dict[str, Any] = dict(retries=settings.llm_transient_retries, retry_delay_seconds=1)
-    researched = research.with_options(**retries)(request, llm)
-    first = code_agent(request, researched, settings)
+    researched = run_stage(research.with_options(**retries), request, llm)
+    first = run_stage(code_agent, request, researched, settings)
     branches: list[DebugResult] = []
     strategies = debug_strategies(settings)
     if first.needs_debug and strategies:
@@ -72,10 +70,14 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
         branches = [_branch(s, f) for s, f in zip(strategies, futures, strict=True)]
         for branch in branches:  # calls made by branches that ran on Dask workers
             llm.absorb(branch.llm_calls)
-    answer = output_processor(request, first, branches)
-    return DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)
+    answer = run_stage(output_processor, request, first, branches)
+    outcome = DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)
+    return outcome if answer.success else failed_state(outcome, f"no answer: {answer.error or 'every attempt failed'}")  # type: ignore[return-value]  # the run ends Failed; run_deep_solve gives callers the outcome
 
 
 def run_deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> DeepSolveOutcome:
-    """``deep_solve`` on the task runner the settings choose: Dask when a cluster is configured, threads otherwise."""
-    return deep_solve.with_options(task_runner=task_runner(settings))(request, llm, settings)
+    """``deep_solve`` on the task runner the settings choose: Dask when a cluster is configured, threads otherwise.
+
+    A deep solve without an answer ends its flow run Failed; its outcome is returned all the same.
+    """
+    return outcome_of(deep_solve.with_options(task_runner=task_runner(settings))(request, llm, settings, return_state=True))

@@ -20,25 +20,27 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from jobflow import Flow, Job
-from prefect import flow
+from prefect import flow, task
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
     update_progress_artifact,
 )
+from prefect.cache_policies import NONE
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from deployments.job_runners import JobOutcome, job_runner
 from deployments.progress import report
 from deployments.settings import get_settings
-from flows.run_skill import store_outcomes
+from flows.run_skill import job_label, store_outcomes
 from skills.documents import BatchItem, Skill, SkillBatch
 from skills.maker import SkillMaker
 from skills.params import ParameterError, validate_params
 from skills.store import SkillStore, open_store
+from tasks.stage import failed_state, outcome_of
 
-__all__ = ["BatchSummary", "ItemFailure", "run_skill_batch", "batch_answers"]
+__all__ = ["BatchSummary", "ItemFailure", "run_skill_batch", "run_skill_batch_flow", "batch_answers"]
 
 _FLUSH_S = 1.0  # outcomes are written at least this often (and at the end)
 _SHOWN_FAILURES = 20
@@ -79,6 +81,53 @@ def _new_batch(store: SkillStore, skill: Skill, params: list[dict[str, Any]], ex
     return batch, items
 
 
+class JobShown(BaseModel):
+    """One finished job of a batch as its task run shows it: the parameters it ran with and its answer or error."""
+
+    index: int
+    params: dict[str, Any]
+    ok: bool
+    answer: Any = None
+    error: str | None = None
+    worker: str | None = None
+    wall_s: float = 0.0
+
+
+@task(name="skill-job", task_run_name="{label}", cache_policy=NONE)
+def _finished_jobs(label: str, jobs: list[JobShown]) -> list[JobShown]:
+    """Jobs of a batch as they finished on their workers (the jobs ran there: this task run shows them); Failed when one failed."""
+    failed = [j for j in jobs if not j.ok]
+    if not failed:
+        return jobs
+    return failed_state(jobs, "; ".join(f"item {j.index}: {j.error}" for j in failed[:5])[:2000])  # type: ignore[return-value]  # the run ends Failed; outcome_of gives the jobs
+
+
+class _JobRuns:
+    """Shows a batch's jobs as task runs when they finish: one each for up to ``limit`` items (~13 ms apiece on the
+    Prefect API), in groups of consecutive finishes beyond, so that a batch never makes more than ``limit`` task runs."""
+
+    def __init__(self, skill_id: str, total: int, limit: int):
+        self.skill_id, self.group = skill_id, max(1, -(-total // max(1, limit)))
+        self.pending: list[JobShown] = []
+
+    def add(self, item: BatchItem, outcome: JobOutcome) -> None:
+        answer = outcome.document["output"] if outcome.ok and outcome.document else None
+        self.pending.append(JobShown(index=item.index, params=item.params, ok=outcome.ok, answer=answer, error=outcome.error,
+                                     worker=outcome.worker, wall_s=round(outcome.wall_s, 4)))  # fmt: skip
+        if len(self.pending) >= self.group:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        jobs, self.pending = self.pending, []
+        if len(jobs) == 1:
+            label = job_label(self.skill_id, jobs[0].params, jobs[0].index)
+        else:
+            label = f"{self.skill_id} items {', '.join(str(j.index) for j in jobs)}"[:300]
+        outcome_of(_finished_jobs(label, jobs, return_state=True))
+
+
 def _record(item: BatchItem, outcome: JobOutcome) -> BatchItem:
     return item.model_copy(update={
         "status": "done" if outcome.ok else "failed", "error": outcome.error, "worker": outcome.worker, "wall_s": round(outcome.wall_s, 4),
@@ -86,13 +135,23 @@ def _record(item: BatchItem, outcome: JobOutcome) -> BatchItem:
 
 
 @flow(name="run-skill-batch", flow_run_name="run-skill-batch: {skill_ref}{batch_id}", log_prints=False, validate_parameters=False)
-def run_skill_batch(
+def run_skill_batch_flow(
     skill_ref: str = "",
     params: list[dict[str, Any]] | None = None,
     batch_id: str = "",
     executor: Literal["local", "dask"] | None = None,
 ) -> BatchSummary:
-    """Run skill ``skill_ref`` once per parameter set in ``params``; or, given ``batch_id``, rerun that batch's unfinished items."""
+    """Run a skill once per parameter set (e.g. 1 000 structures) on the Dask cluster or here; rerun a batch's failures.
+
+    Each item is stored before anything runs and its outcome as it arrives; the run ends Failed, naming the failed
+    items, when any failed (run it again with ``batch_id`` alone to rerun only those).
+
+    Args:
+        skill_ref: The skill's id (e.g. ase_emt_atomization-v1) or its name for the latest version.
+        params: One object of parameters per item, e.g. [{"formula": "O2"}, {"formula": "N2"}].
+        batch_id: Instead of skill_ref and params: the id of an earlier batch whose failed or unfinished items to rerun.
+        executor: Where the jobs run: "dask" (the configured cluster) or "local" (this process); the settings' when empty.
+    """
     started = time.perf_counter()
     settings = get_settings()
     store = open_store(settings)
@@ -121,12 +180,28 @@ def run_skill_batch(
     succeeded = 0
     if jobs:
         runner = job_runner(settings, chosen, lambda message: report("run-skill", "progress", message))
-        succeeded = _collect(store, runner.run(Flow(jobs, name=batch.id)), by_uuid)
+        shown = _JobRuns(skill.id, len(jobs), settings.batch_task_runs)
+        succeeded = _collect(store, runner.run(Flow(jobs, name=batch.id)), by_uuid, shown)
     store.record_uses(skill, len(jobs), succeeded)
-    return _finish(store, batch, skill, len(jobs), started)
+    summary = _finish(store, batch, skill, len(jobs), started)
+    if not summary.failed:
+        return summary
+    shown_failures = ", ".join(str(f.index) for f in summary.failures)
+    return failed_state(summary, f"{summary.failed} of {summary.size} items failed (items {shown_failures}); "  # type: ignore[return-value]  # the run ends Failed; run_skill_batch gives callers the summary
+                        f"rerun them with batch_id={summary.batch_id}")  # fmt: skip
 
 
-def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[str, BatchItem]) -> int:
+def run_skill_batch(
+    skill_ref: str = "",
+    params: list[dict[str, Any]] | None = None,
+    batch_id: str = "",
+    executor: Literal["local", "dask"] | None = None,
+) -> BatchSummary:
+    """Run the ``run-skill-batch`` flow and give its ``BatchSummary``, whether every item succeeded (Completed) or not (Failed)."""
+    return outcome_of(run_skill_batch_flow(skill_ref, params, batch_id, executor, return_state=True))
+
+
+def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[str, BatchItem], shown: _JobRuns) -> int:
     """Write answers to the JobStore and outcomes to the store as they arrive; show progress (bar, artifact, log).
 
     Returns how many items succeeded.
@@ -142,6 +217,7 @@ def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[st
             answers.append(outcome)
             item = _record(by_uuid[outcome.uuid], outcome)
             unsaved.append(item)
+            shown.add(item, outcome)
             finished, failed = finished + 1, failed + int(not outcome.ok)
             bar.update(1)
             bar.set_postfix(failed=failed, refresh=False)
@@ -156,6 +232,7 @@ def _collect(store: SkillStore, outcomes: Iterator[JobOutcome], by_uuid: dict[st
                 last_report = now
     store_outcomes(job_store, answers)
     store.put_many(unsaved)
+    shown.flush()
     return finished - failed
 
 

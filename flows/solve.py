@@ -46,9 +46,10 @@ from tasks.models import (
 from tasks.output import output_processor
 from tasks.recall import recall
 from tasks.simple import simple_solve
+from tasks.stage import failed_state, outcome_of, run_stage
 from tasks.triage import triage
 
-__all__ = ["solve", "run_solve"]
+__all__ = ["solve", "solve_flow", "run_solve"]
 
 OUTPUT_CHARS = 4000
 ARTIFACT_IMAGE_BYTES = 2 * 1024 * 1024  # images inlined in the solve's artifact, together; the rest are named
@@ -140,7 +141,7 @@ def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: S
     choice = choose_skill(request, found.usable_skills(settings)) if found else SkillChoice()
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
-        t.skill_run = run_bound_skill(request, choice.match.skill, choice.binding, llm, settings)
+        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
         store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
@@ -151,9 +152,9 @@ def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: S
             t.result.question = reply.question
             return "clarify"
     if found and any(hit.memory.kind == "execution" for hit in found.memories):
-        t.simple = simple_solve(request, llm, settings)
+        t.simple = run_stage(simple_solve, request, llm, settings)
         if not t.simple.needs_debug:
-            t.answer = output_processor(request, t.simple, [])
+            t.answer = run_stage(output_processor, request, t.simple, [])
             return "simple"
         report("solve", "progress", "simple solve failed; escalating to the deep solver")
     outcome: DeepSolveOutcome = run_deep_solve(request, llm, settings)
@@ -252,7 +253,7 @@ def run_solve(
 
 
 @flow(name="solve", flow_run_name="solve: {query:.60}", log_prints=False)
-def solve(
+def solve_flow(
     query: str,
     backend: str | None = None,
     model: str | None = None,
@@ -263,8 +264,18 @@ def solve(
 ) -> SolveResult:
     """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn.
 
-    With ``defer_learning`` (the chat), an accepted answer becomes a skill only when the user says 'satisfied'.
-    ``inputs``: files or folders the question's code may read (read-only), besides the configured ``sandbox_inputs``.
+    The run ends Completed with an answer (or a clarifying question), and Failed with the reason when there is none;
+    its result is the ``SolveResult`` either way (``solve`` gives it to Python callers).
+
+    Args:
+        query: The question in plain words, with the answer's format, e.g. "Relax Si with EMT; return the energy
+            per atom as a float in eV".
+        backend: The LLM backend (embedded, openai, scripted); the settings' when empty.
+        model: The model name for that backend; the settings' when empty.
+        session: A conversation to continue (its id); empty for a new question.
+        user: Whose memories and skills are recalled and kept; the settings' user when empty.
+        defer_learning: Store an accepted answer as a skill only when the user then says 'satisfied' (the chat).
+        inputs: Files or folders the question's code may read (read-only), besides the configured sandbox inputs.
     """
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
@@ -273,4 +284,21 @@ def solve(
         settings = settings.model_copy(update={"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in inputs)]})
     if defer_learning and not is_feedback(query):
         settings = settings.model_copy(update={"learn": False})
-    return run_solve(query, settings, session=session, user=user)
+    result = run_solve(query, settings, session=session, user=user)
+    if result.success or result.path in ("clarify", "feedback"):
+        return result
+    return failed_state(result, f"no answer: {result.error or 'no attempt produced one'}")  # type: ignore[return-value]  # the run ends Failed; solve() gives callers the result
+
+
+def solve(
+    query: str,
+    backend: str | None = None,
+    model: str | None = None,
+    session: str | None = None,
+    user: str | None = None,
+    defer_learning: bool = False,
+    inputs: list[str] | None = None,
+) -> SolveResult:
+    """Run the ``solve`` flow and give its ``SolveResult``, answered or not (a solve without an answer ends Failed)."""
+    state = solve_flow(query, backend, model, session, user, defer_learning, inputs, return_state=True)
+    return outcome_of(state)

@@ -26,6 +26,7 @@ from skills.store import SkillStore, open_store
 from tasks.bind import choose_skill, run_bound_skill
 from tasks.models import SolveRequest
 from tasks.recall import recall
+from tasks.stage import run_stage
 
 __all__ = ["transfer", "ask_skills"]
 
@@ -38,7 +39,7 @@ def ask_skills(query: str, store: SkillStore, settings: Settings, llm: LLMClient
     reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
     if choice.match is None or choice.binding is None:
         return SkillAnswer(reason="; ".join(reasons) or "no skill recalled")
-    run = run_bound_skill(request, choice.match.skill, choice.binding, llm, settings)
+    run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
     if not run.success:
         return SkillAnswer(params=dict(run.params), reason="; ".join([*reasons, f"{run.skill_id}: {run.error}"]))
     return SkillAnswer(skill_id=run.skill_id, answer=run.answer, params=dict(run.params))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 __all__ = [
     "SkillCodeError", "ParameterError", "signature_schema", "run_summary", "params_model", "validate_params", "parse_assignments",
-    "load_param_sets",
+    "params_text", "load_param_sets",
 ]  # fmt: skip
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean", "list": "array", "dict": "object"}
@@ -117,6 +117,25 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             params[name.strip()] = text
     return params
+
+
+def params_text(params: dict[str, Any], limit: int = 80) -> str:
+    """Parameters as ``parse_assignments`` reads them back, for people: ``formula=O2, fmax=0.01`` (long values cut).
+
+    >>> params_text({"formula": "O2", "fmax": 0.01, "label": "1.5", "sites": [0, 1]})
+    'formula=O2, fmax=0.01, label="1.5", sites=[0, 1]'
+    """
+
+    def shown(value: Any) -> str:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+        if isinstance(value, str) and value.strip() == value and value:
+            try:
+                json.loads(value)
+            except json.JSONDecodeError:
+                text = value  # reads back as this same string
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    return ", ".join(f"{name}={shown(value)}" for name, value in params.items())
 
 
 def load_param_sets(path: Path) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from skills.documents import Skill
 from skills.params import ParameterError, params_model, validate_params
 from skills.runner import run_skill
 from tasks.models import SkillDecline, SkillMatch, SkillRun, SolveRequest
-from tasks.stage import Stopwatch, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient, settled
 
 __all__ = ["SkillChoice", "choose_skill", "run_bound_skill"]
 
@@ -62,6 +62,7 @@ def _model_reading(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[
 
 
 @task(name="skill", task_run_name="skill: {skill.name}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+@settled
 def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, llm: LLMClient | None, settings: Settings) -> SkillRun:
     """Check the binding against the model's reading, run the skill in the sandbox, and hold its answer to the query's format."""
     watch = Stopwatch()

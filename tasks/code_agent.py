@@ -12,7 +12,7 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.answer_spec import coerce_answer
 from tasks.models import CodeAgentResult, ResearchResult, SolveRequest
-from tasks.stage import Stopwatch
+from tasks.stage import Stopwatch, settled
 from tasks.tools.packages import install_dependencies
 
 __all__ = ["code_agent", "judge_execution"]
@@ -27,6 +27,7 @@ def judge_execution(execution: ExecutionResult, request: SolveRequest) -> str | 
 
 
 @task(name="code-agent", task_run_name="code-agent", cache_policy=NONE)
+@settled
 def code_agent(request: SolveRequest, researched: ResearchResult, settings: Settings) -> CodeAgentResult:
     """Execute the researched solution once and decide whether it needs debugging."""
     watch = Stopwatch()

@@ -16,7 +16,7 @@ from tasks.code_agent import judge_execution
 from tasks.debug_strategies import STRATEGIES, DebugStrategy
 from tasks.models import CodeAgentResult, DebugAttempt, DebugResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
-from tasks.stage import Stopwatch, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient, settled
 from tasks.tool_plans import model_tool_round
 from tasks.tools.registry import ToolBox
 
@@ -40,6 +40,7 @@ def _prompt(strategy: DebugStrategy, request: SolveRequest, code: str, error: st
 
 
 @task(name="debug", task_run_name="debug-{strategy}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+@settled
 def debug(strategy: str, request: SolveRequest, first: CodeAgentResult, llm: LLMClient) -> DebugResult:
     """Repair the failed first execution with one strategy, up to ``debug_max_attempts`` times."""
     stage = f"debug:{strategy}"

@@ -66,10 +66,19 @@ class StageOutcome(BaseModel):
     llm_calls: list[LLMCall] = Field(default_factory=list)
     error: str | None = None
 
+    @property
+    def succeeded(self) -> bool:
+        """Whether the stage did its job (its task run ends Completed; Failed otherwise)."""
+        return self.error is None
+
 
 class ResearchResult(StageOutcome):
     solution: Solution | None = None
     tool_calls: list[str] = Field(default_factory=list, description="Each tool call: name and outcome.")
+
+    @property
+    def succeeded(self) -> bool:
+        return self.solution is not None
 
 
 class CodeAgentResult(StageOutcome):
@@ -78,6 +87,10 @@ class CodeAgentResult(StageOutcome):
     missing_packages: list[str] = Field(default_factory=list)
     installed_packages: list[str] = Field(default_factory=list)
     needs_debug: bool = True
+
+    @property
+    def succeeded(self) -> bool:
+        return not self.needs_debug
 
 
 class DebugAttempt(BaseModel):
@@ -94,6 +107,10 @@ class DebugResult(StageOutcome):
     tool_calls: list[str] = Field(default_factory=list, description="Each tool call: name and outcome.")
 
     @property
+    def succeeded(self) -> bool:
+        return self.success
+
+    @property
     def last(self) -> DebugAttempt | None:
         return self.attempts[-1] if self.attempts else None
 
@@ -106,6 +123,10 @@ class FinalAnswer(StageOutcome):
     source: str | None = Field(default=None, description="Which execution produced the chosen answer.")
     agreeing_sources: list[str] = Field(default_factory=list)
     code: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.success
 
 
 class SolveResult(BaseModel):
@@ -249,6 +270,10 @@ class SkillRun(StageOutcome):
     success: bool = False
     answer: JsonValue = None
     formatted: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.success
 
 
 class SubTask(BaseModel):

@@ -19,7 +19,7 @@ from tasks.models import (
     Solution,
     SolveRequest,
 )
-from tasks.stage import Stopwatch
+from tasks.stage import Stopwatch, settled
 
 __all__ = ["output_processor"]
 
@@ -34,6 +34,7 @@ def _executions(first: CodeAgentResult, branches: list[DebugResult]) -> list[tup
 
 
 @task(name="output-processor", task_run_name="output-processor", cache_policy=NONE)
+@settled
 def output_processor(request: SolveRequest, first: CodeAgentResult, branches: list[DebugResult]) -> FinalAnswer:
     """Choose among all valid answers (largest agreeing group, then pipeline order) and format it."""
     watch = Stopwatch()

@@ -11,7 +11,7 @@ from deployments.llm.transport import LLMBudgetExceeded, LLMSchemaError
 from deployments.packages import imported_packages, module_names
 from deployments.progress import report
 from tasks.models import ResearchResult, Solution, SolveRequest
-from tasks.stage import Stopwatch, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient, settled
 from tasks.tool_plans import model_tool_round, research_notes
 from tasks.tools.registry import ToolBox
 
@@ -47,6 +47,7 @@ def answer_instructions(request: SolveRequest) -> str:
 
 
 @task(name="research", task_run_name="research", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+@settled
 def research(request: SolveRequest, llm: LLMClient) -> ResearchResult:
     """Write an initial solution (code + packages) for the query."""
     watch = Stopwatch()

@@ -15,12 +15,13 @@ from deployments.settings import Settings
 from tasks.code_agent import judge_execution
 from tasks.models import CodeAgentResult, SolveRequest
 from tasks.research import SCRIPT_RULES, CodeReply, answer_instructions
-from tasks.stage import Stopwatch, retry_on_transient
+from tasks.stage import Stopwatch, retry_on_transient, settled
 
 __all__ = ["simple_solve"]
 
 
 @task(name="simple", task_run_name="simple", cache_policy=NONE, retry_condition_fn=retry_on_transient)
+@settled
 def simple_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> CodeAgentResult:
     """One script written with the recalled memories in view, executed exactly once."""
     watch = Stopwatch()

@@ -1,13 +1,28 @@
-"""What every agent stage shares besides its progress reports (``deployments.progress``): stage timing and the retry rule."""
+"""What every agent stage shares besides its progress reports (``deployments.progress``): stage timing, the retry
+rule, and a run state that tells the truth.
+
+A stage that did not do its job ends its task run *Failed*, with the reason as the state's message, and keeps its
+outcome as the state's result: ``run_stage`` (and ``outcome_of`` for a state at hand) gives the caller that outcome
+either way, so the solve goes on with the next stage as before, while the Prefect UI shows the stage in red.
+"""
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from prefect.states import Failed, State
 
 from deployments.llm.transport import LLMTransientError
+from tasks.models import StageOutcome
 
-__all__ = ["Stopwatch", "retry_on_transient"]
+__all__ = ["Stopwatch", "retry_on_transient", "settled", "failed_state", "outcome_of", "run_stage"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+Outcome = TypeVar("Outcome", bound=StageOutcome)
 
 
 class Stopwatch:
@@ -22,11 +37,37 @@ class Stopwatch:
 
 
 def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:
-    """Prefect ``retry_condition_fn``: retry a stage only after a transient LLM error."""
-    try:
-        state.result()
-    except LLMTransientError:
-        return True
-    except Exception:
-        return False
-    return False
+    """Prefect ``retry_condition_fn``: retry a stage only after a transient LLM error (never a stage that failed its job)."""
+    return isinstance(state.result(raise_on_failure=False), LLMTransientError)
+
+
+def failed_state(value: T, message: str) -> State[T]:
+    """A *Failed* run state that keeps ``value`` as its result (read back with ``outcome_of``)."""
+    return Failed(message=message[:2000], data=value)
+
+
+def settled(stage: Callable[P, Outcome]) -> Callable[P, Outcome]:
+    """Wrap a stage's function (under ``@task``) so that an outcome that did not succeed ends the task run Failed."""
+
+    @functools.wraps(stage)
+    def run(*args: P.args, **kwargs: P.kwargs) -> Outcome:
+        outcome = stage(*args, **kwargs)
+        if outcome.succeeded:
+            return outcome
+        return failed_state(outcome, outcome.error or f"{outcome.stage} did not succeed")  # type: ignore[return-value]  # Prefect makes a returned state the run's end and gives callers its result
+
+    return run
+
+
+def outcome_of(state: State[T]) -> T:
+    """The value a task or flow run ended with, Completed or Failed; an exception it raised (or a crash) is raised again."""
+    value = state.result(raise_on_failure=False)
+    if isinstance(value, BaseException):
+        raise value
+    return value
+
+
+def run_stage(stage: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call a stage's task and give its outcome, whether its run ended Completed or Failed."""
+    state: State[T] = stage(*args, return_state=True, **kwargs)  # type: ignore[assignment]  # a Prefect task called with return_state gives its State
+    return outcome_of(state)

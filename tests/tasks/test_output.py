@@ -24,22 +24,22 @@ FAILED_FIRST = CodeAgentResult(stage="code-agent", solution=Solution(code="x"), 
 
 
 def test_agreeing_branches_beat_pipeline_order():
-    final = output_processor.fn(REQUEST, FAILED_FIRST, [branch("a", 1.0), branch("b", 2.001), branch("c", 1.999)])
+    final = output_processor.fn.__wrapped__(REQUEST, FAILED_FIRST, [branch("a", 1.0), branch("b", 2.001), branch("c", 1.999)])
     assert final.success and final.answer == 2.0 and final.formatted == "2.0 eV"
     assert final.agreeing_sources == ["debug:b", "debug:c"] and final.code == "# b"
 
 
 def test_ties_keep_pipeline_order():
-    final = output_processor.fn(REQUEST, FAILED_FIRST, [branch("a", 1.0), branch("b", 3.0)])
+    final = output_processor.fn.__wrapped__(REQUEST, FAILED_FIRST, [branch("a", 1.0), branch("b", 3.0)])
     assert final.answer == 1.0 and final.source == "debug:a"
 
 
 def test_answers_in_the_wrong_format_are_not_candidates():
-    final = output_processor.fn(REQUEST, FAILED_FIRST, [branch("a", "about nine"), branch("b", 9.0)])
+    final = output_processor.fn.__wrapped__(REQUEST, FAILED_FIRST, [branch("a", "about nine"), branch("b", 9.0)])
     assert final.answer == 9.0
 
 
 def test_nothing_valid_lists_every_source():
-    final = output_processor.fn(REQUEST, FAILED_FIRST, [branch("a", None, ok=False), branch("b", "x")])
+    final = output_processor.fn.__wrapped__(REQUEST, FAILED_FIRST, [branch("a", None, ok=False), branch("b", "x")])
     assert not final.success
     assert "code-agent: first failed" in final.error and "debug:a: boom" in final.error and "debug:b: expected a number" in final.error

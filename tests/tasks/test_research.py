@@ -27,7 +27,7 @@ def test_a_model_in_bobs_solve_gets_neither_alices_memory_nor_the_cookie_key(wor
         {"stage": "research:tools", "content": {"calls": calls}},
         {"stage": "research", "content": {"packages": ["ase"], "code": "print(1)"}},
     ])  # fmt: skip
-    result = research.fn(SolveRequest(query=QUERY, user="bob"), LLMClient(transport, settings))
+    result = research.fn.__wrapped__(SolveRequest(query=QUERY, user="bob"), LLMClient(transport, settings))
     prompt = next(messages[-1]["content"] for stage, messages in transport.received if stage == "research")
     assert "# shared starter code" in prompt  # the tools ran, for bob
     assert "ALICE-CANARY" not in prompt and "COOKIE-KEY-CANARY" not in prompt
