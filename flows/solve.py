@@ -103,13 +103,22 @@ def _images_markdown(paths: list[str], settings: Settings) -> str:
     return "\n\n".join(lines)
 
 
+def _cell(text: str | None) -> str:
+    """A stage's detail as one Markdown table cell: one line, cut, its pipes escaped."""
+    return " ".join((text or "").split())[:240].replace("|", "\\|")
+
+
 def _artifact(result: SolveResult, query: str, settings: Settings) -> None:
-    rows = "\n".join(f"| {s.name} | {s.wall_s:.2f} | {'yes' if s.ok else 'no'} | {(s.detail or '')[:120]} |" for s in result.stages)
+    rows = "\n".join(f"| {s.name} | {s.wall_s:.2f} | {'yes' if s.ok else 'no'} | {_cell(s.detail)} |" for s in result.stages)
     answer = result.formatted if result.success else (f"question: {result.question}" if result.question else f"failed: {result.error}")
+    ran_with = ", ".join(f"`{p.describe()}`" for p in result.params)
+    summed = sum(s.wall_s for s in result.stages)
+    overlap = f" (the stage times add up to {summed:.2f} s: some ran in parallel)" if summed > result.wall_s + 0.05 else ""
     markdown = (
         f"# evoskill solve\n\n**Query:** {query}\n\n**Answer:** {answer}\n\n**Path:** {result.path}"
         + (f" (skill `{result.skill_id}`)" if result.skill_id else "")
-        + f"\n\nLLM calls: {result.llm_calls}, tokens: {result.tokens}, wall: {result.wall_s:.2f} s\n\n"
+        + (f"\n\n**Ran with:** {ran_with}" if ran_with else "")
+        + f"\n\nLLM calls: {result.llm_calls}, tokens: {result.tokens}, wall: {result.wall_s:.2f} s{overlap}\n\n"
         f"| stage | wall s | ok | detail |\n|---|---|---|---|\n{rows}\n\n"
         f"```python\n{result.code or ''}\n```\n"
     )

@@ -33,11 +33,11 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
-from skills.documents import Skill
+from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.mentions import GENERIC_WORDS, Mention, content_words, find_mentions, stem, words_after, words_before
 from skills.retrieval import split_name
 
-__all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "second_opinion"]
+__all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with", "second_opinion"]
 
 ENTITY_KINDS = ("formula", "element", "smiles")
 MAX_CANDIDATES = 8
@@ -45,14 +45,6 @@ MAX_CANDIDATES = 8
 
 class BindingDeclined(ValueError):
     """The skill will not answer this question; the message says why."""
-
-
-class BoundValue(BaseModel):
-    """One parameter's value and the words of the question it came from."""
-
-    name: str
-    value: JsonValue
-    words: str = Field(description="The question's words for the value, or 'verified default'.")
 
 
 class Binding(BaseModel):
@@ -345,13 +337,19 @@ def bind(skill: Skill, query: str) -> Binding:
         if kinds[name] in ENTITY_KINDS:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
-        binding.bound.append(BoundValue(name=name, value=prop.get("default"), words="verified default"))
+        binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
     if changed and skill.hidden_inputs:
         raise BindingDeclined(
             f"the skill also uses {skill.hidden_inputs[0]}, which the question does not state and which may belong to "
             f"{properties[changed[0]].get('default')}, not {binding.params[changed[0]]}"
         )
     return binding
+
+
+def ran_with(bound: list[BoundValue], params: dict[str, Any]) -> list[BoundValue]:
+    """Every parameter a skill runs with (``params``, defaults filled in), each with the question's words where it had them."""
+    words = {b.name: b.words for b in bound}
+    return [BoundValue(name=name, value=value, words=words.get(name, DEFAULT_WORDS)) for name, value in params.items()]
 
 
 def _speaks_of(query: str, name: str) -> bool:
@@ -371,7 +369,7 @@ def second_opinion(binding: Binding, proposed: dict[str, Any], query: str) -> No
     asked = find_mentions(query)
     for bound in binding.bound:
         value = proposed.get(bound.name)
-        if value is None or value == bound.value or bound.words == "verified default":
+        if value is None or value == bound.value or bound.words == DEFAULT_WORDS:
             continue
         if isinstance(value, (int, float)) and isinstance(bound.value, (int, float)) and float(value) == float(bound.value):
             continue

@@ -33,6 +33,8 @@ __all__ = [
     "Skill",
     "Experience",
     "Preference",
+    "BoundValue",
+    "DEFAULT_WORDS",
     "SessionTurn",
     "Session",
     "RunRecord",
@@ -181,6 +183,22 @@ class Preference(_Document):
         return f"{self.user}:{self.key}"
 
 
+DEFAULT_WORDS = "verified default"
+
+
+class BoundValue(BaseModel):
+    """One parameter's value and the words of the question it came from."""
+
+    name: str
+    value: JsonValue
+    words: str = Field(description=f"The question's words for the value, or {DEFAULT_WORDS!r}.")
+
+    def describe(self) -> str:
+        """``formula='O2' (from "O2")``, or ``fmax=0.01 (the skill's verified default)``."""
+        source = "the skill's verified default" if self.words == DEFAULT_WORDS else f'from "{self.words}"'
+        return f"{self.name}={self.value!r} ({source})"
+
+
 class SessionTurn(BaseModel):
     """One question and what came back: the answer (or the question asked back), its code, output, images and stages."""
 
@@ -193,7 +211,9 @@ class SessionTurn(BaseModel):
     images: list[str] = Field(default_factory=list, description="Images the answering code wrote: paths of their kept copies (deployments/run_outputs.py).")
     error: str | None = None
     stages: list[StageRecord] = Field(default_factory=list)
+    wall_s: float = Field(default=0.0, description="The solve's wall time (its stages may overlap: debug branches run in parallel).")
     skill_id: str | None = None
+    params: list[BoundValue] = Field(default_factory=list, description="Skill path: every parameter the skill ran with.")
     flow_run_id: str | None = None
     trajectory_path: str | None = None
     satisfied: bool = False

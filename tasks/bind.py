@@ -16,11 +16,13 @@ from pydantic import BaseModel
 from deployments.llm.client import LLMClient
 from deployments.llm.transport import LLMError
 from deployments.progress import report
+from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec, coerce_answer, format_answer
-from skills.binding import Binding, BindingDeclined, bind, second_opinion
+from skills.binding import Binding, BindingDeclined, bind, ran_with, second_opinion
 from skills.documents import Skill
 from skills.params import ParameterError, params_model, validate_params
+from skills.run_errors import explain_run_error
 from skills.runner import run_skill
 from tasks.models import SkillDecline, SkillMatch, SkillRun, SolveRequest
 from tasks.stage import Stopwatch, retry_on_transient, settled
@@ -61,6 +63,13 @@ def _model_reading(request: SolveRequest, skill: Skill, llm: LLMClient) -> dict[
     return {k: v for k, v in reply.model_dump().items() if v is not None}
 
 
+def _failure(execution: ExecutionResult, params: dict[str, Any]) -> str:
+    """Why the run failed: a sentence naming the parameter value it could not use, when it was one, over the raw error."""
+    raw = execution.error or "the skill failed"
+    sentence = explain_run_error(execution.stderr, params)
+    return f"{sentence}\n{raw}" if sentence else raw
+
+
 @task(name="skill", task_run_name="skill: {skill.name}", cache_policy=NONE, retry_condition_fn=retry_on_transient)
 @settled
 def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, llm: LLMClient | None, settings: Settings) -> SkillRun:
@@ -84,7 +93,8 @@ def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, llm: 
     report("skill", "progress", f"{skill.id}({params})")
     execution = run_skill(skill, params, settings)
     spec = request.spec if request.spec.output_type != "any" else AnswerSpec(output_type=skill.output_type, unit=skill.unit)
-    value, problem = coerce_answer(execution.answer, spec) if execution.ok else (None, execution.error or "the skill failed")
+    value, problem = coerce_answer(execution.answer, spec) if execution.ok else (None, _failure(execution, params))
+    done["bound"] = ran_with(binding.bound, params)  # every parameter it ran with, defaults included
     result = SkillRun(
         **done,
         wall_s=watch.elapsed(),

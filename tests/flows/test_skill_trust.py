@@ -7,7 +7,8 @@ from flows.solve import solve
 from skills.compile import CompileRequest, compile_skill
 from skills.documents import Provenance, Skill, TestCase
 from skills.store import open_store
-from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, O2_ANSWER, O2_QUERY
+from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, O2_ANSWER, O2_QUERY, WRONG_ANSWER
+from tests.output_attacks import artifacts
 from tests.skills.test_binding import ROCKSALT_CODE, ROCKSALT_QUERY
 
 O2_CODE = N2_CODE.replace('"N2"', '"O2"').replace('"N"', '"O"')
@@ -105,3 +106,18 @@ def test_every_kind_of_format_number_leaves_the_verified_value(settings, scripte
     scripted([{"stage": "bind", "content": {"formula": "N2"}}])
     result = solve(f"Calculate the atomization energy of N2 using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first. {tail}")
     assert result.path == "skill" and round(float(result.answer)) == round(N2_ANSWER) and result.params[0].value == "N2"
+
+
+XE2_QUERY = N2_QUERY.replace("a nitrogen molecule", "an Xe2 molecule")
+
+
+def test_a_value_the_skill_cannot_use_is_a_sentence_with_the_raw_error_kept(settings, scripted):
+    learned(settings, N2_CODE, N2_QUERY, N2_ANSWER, "atomization")
+    scripted([{"stage": "bind", "content": {"formula": "Xe2"}}, {"stage": "research", "content": {"code": WRONG_ANSWER}}])
+    result = solve(XE2_QUERY)
+    sentence = "The skill could not use formula='Xe2': ase.build.molecule() has no entry for 'Xe2'."
+    skill_stage = next(s for s in result.stages if s.name == "skill")
+    assert not skill_stage.ok and skill_stage.detail.splitlines()[0] == sentence
+    assert "KeyError: 'Xe2'" in skill_stage.detail.splitlines()[1]  # the raw error, below the sentence
+    assert any(sentence in d for d in result.declined), result.declined
+    assert f"| skill | {skill_stage.wall_s:.2f} | no | {sentence} exited with code 1" in artifacts().decode(errors="replace")

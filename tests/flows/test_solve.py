@@ -233,3 +233,22 @@ def test_the_model_may_call_tools_itself_when_rounds_are_enabled(scripted, monke
     menu, research = received[0]["messages"][-1]["content"], received[1]["messages"][-1]["content"]
     assert "quick_introspect(target: str)" in menu and "search(" not in menu  # ncl: no search tool offered
     assert "quick_introspect: ase.build.molecule" in research and "ERROR no tool 'nonexistent_tool' here" in research
+
+
+@pytest.mark.filterwarnings("ignore:Artifact creation outside:FutureWarning")  # _artifact alone, outside a flow run
+def test_the_artifact_shows_what_the_skill_ran_with_and_the_real_wall_time(workspace):
+    from deployments.settings import get_settings
+    from flows.solve import _artifact
+    from skills.documents import BoundValue, StageRecord
+    from tasks.models import SolveResult
+    from tests.output_attacks import artifacts
+
+    stages = [StageRecord(name="research", wall_s=20.0, ok=True), StageRecord(name="debug-a", wall_s=41.0, ok=False, detail="line one\nline | two"),
+              StageRecord(name="debug-b", wall_s=41.0, ok=True)]  # fmt: skip
+    params = [BoundValue(name="formula", value="O2", words="O2"), BoundValue(name="fmax", value=0.01, words="verified default")]
+    result = SolveResult(success=True, formatted="8.5753 eV", path="skill", skill_id="emt-v1", params=params, wall_s=85.0, stages=stages)
+    _artifact(result, "artifact-ran-with question", get_settings())
+    text = artifacts().decode(errors="replace")
+    assert "**Ran with:** `formula='O2' (from \"O2\")`, `fmax=0.01 (the skill's verified default)`" in text
+    assert "wall: 85.00 s (the stage times add up to 102.00 s: some ran in parallel)" in text
+    assert "| debug-a | 41.00 | no | line one line \\| two |" in text  # one table row, whatever the detail holds

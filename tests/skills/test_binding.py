@@ -2,9 +2,10 @@
 
 import pytest
 
-from skills.binding import BindingDeclined, bind, second_opinion
+from skills.binding import BindingDeclined, bind, ran_with, second_opinion
 from skills.documents import Provenance, Skill, TestCase
 from skills.lifting import lift_script
+from skills.params import validate_params
 from tests.codes import N2_CODE, N2_QUERY
 
 ROCKSALT_QUERY = (
@@ -116,6 +117,14 @@ def test_the_issue_query_keeps_the_verified_fmax_instead_of_binding_four():
     binding = bind(fmax_skill, "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV rounded to 4 decimals.")
     assert binding.params == {"formula": "N2", "fmax": 0.01}
     assert [b.words for b in binding.bound] == ["N2", "verified default"]
+
+
+def test_what_a_skill_ran_with_is_every_parameter_defaults_included_in_words():
+    fmax_skill = lifted(N2_CODE, N2_QUERY)
+    binding = bind(fmax_skill, "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV rounded to 4 decimals.")
+    full = ["formula='N2' (from \"N2\")", "fmax=0.01 (the skill's verified default)"]
+    assert [b.describe() for b in ran_with(binding.bound, validate_params(fmax_skill.parameters, binding.params))] == full
+    assert [b.describe() for b in ran_with(binding.bound[:1], validate_params(fmax_skill.parameters, {"formula": "N2"}))] == full
 
 
 # -- it declines, with the reason -------------------------------------------------------------------------------------------------

@@ -15,8 +15,8 @@
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
 keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
 wall_s, ok, detail}], flow_run_id, code, error, trajectory_path, skill_id, learned, question,
-session, params, declined``; ``path`` is ``skill`` (with ``skill_id``, and ``params``: each bound parameter with
-the words of the question it came from) when a learned skill answered; ``declined`` says why recalled skills did not. Exit code: 0 when
+session, params, declined``; ``path`` is ``skill`` (with ``skill_id``, and ``params``: every parameter it ran with, each
+with the words of the question it came from or 'verified default') when a learned skill answered; ``declined`` says why recalled skills did not. Exit code: 0 when
 the question was answered, 1 when it was not (or a clarifying question came back), 2 for bad usage.
 """
 
@@ -104,18 +104,20 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
         print(f"Question back to you: {result.question}")
     elif result.success:
         print(f"Answer: {result.formatted}" + (f"  (skill {result.skill_id})" if result.path == "skill" else ""))
-        for bound in result.params:
-            print(f"  {bound.name} = {bound.value!r}  from: {bound.words}")
+        if result.params:
+            print("Ran with: " + ", ".join(bound.describe() for bound in result.params))
     else:
         print(f"No answer: {result.error}")
         if result.code:
             print("\nLast code tried:\n" + result.code)
     for reason in result.declined:
-        print(f"Skill declined: {reason}")
+        print("Skill declined: " + reason.replace("\n", "\n  "))
     print(f"\n{'stage':<24}{'wall s':>8}  ok")
     for stage in result.stages:
         print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
-    print(f"\npath {result.path}, LLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s")
+    summed = sum(stage.wall_s for stage in result.stages)
+    overlap = f" (the stage times add up to {summed:.1f} s: some ran in parallel)" if summed > result.wall_s + 0.05 else ""
+    print(f"\npath {result.path}, LLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s{overlap}")
     if result.learned:
         print(f"Learned skill {result.skill_id}")
     print(f"Trajectory: {result.trajectory_path}")

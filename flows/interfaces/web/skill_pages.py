@@ -14,6 +14,7 @@ from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.run_skill import run_skill
 from skills.documents import Skill
 from skills.params import ParameterError, validate_params
+from skills.run_errors import explain_run_error
 from skills.transfer import export_workflow
 
 __all__ = ["router"]
@@ -49,6 +50,7 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
         "fields": form_fields(skill.parameters, values),
         "flow_url": state.flow_run_url(skill.provenance.flow_run_id),
         "result": None,
+        "explained": None,
         "error": None,
         **extra,
     }
@@ -73,7 +75,8 @@ async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> H
     except ParameterError as exc:
         return _skill_page(request, user, skill, form, error=str(exc))
     output = await run_in_threadpool(state.in_context, run_skill, skill.id, params)
-    return _skill_page(request, user, state.store.get_skill(skill.id), params, result=output)
+    explained = None if output.success else explain_run_error(output.error or "", output.params)
+    return _skill_page(request, user, state.store.get_skill(skill.id), params, result=output, explained=explained)
 
 
 @router.get("/skills/{skill_id}/workflow.json")

@@ -71,3 +71,18 @@ def test_an_input_is_readable_by_the_questions_code_when_granted(scripted, capsy
     scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": code}}])
     assert main(["solve", question, "--json", "--input", str(data.parent)]) == 0
     assert json.loads(capsys.readouterr().out)["answer"] == 3.61
+
+
+def test_human_output_shows_what_the_skill_ran_with_and_the_real_wall_time(capsys):
+    from flows.interfaces.cli.main import _print_human
+    from skills.documents import BoundValue, StageRecord
+    from tasks.models import SolveResult
+
+    params = [BoundValue(name="formula", value="O2", words="O2"), BoundValue(name="fmax", value=0.01, words="verified default")]
+    stages = [StageRecord(name="debug-a", wall_s=60.0, ok=False), StageRecord(name="debug-b", wall_s=42.0, ok=True)]
+    declined = ["other-v1: The skill could not use formula='Xe2': ase.build.molecule() has no entry for 'Xe2'.\nexited with code 1: KeyError: 'Xe2'"]
+    _print_human(SolveResult(success=True, formatted="8.5753 eV", path="skill", skill_id="emt-v1", params=params, stages=stages, wall_s=85.0, declined=declined))
+    out = capsys.readouterr().out
+    assert "Answer: 8.5753 eV  (skill emt-v1)\nRan with: formula='O2' (from \"O2\"), fmax=0.01 (the skill's verified default)\n" in out
+    assert "Skill declined: other-v1: The skill could not use formula='Xe2'" in out and "\n  exited with code 1: KeyError: 'Xe2'" in out
+    assert "wall 85.0 s (the stage times add up to 102.0 s: some ran in parallel)" in out

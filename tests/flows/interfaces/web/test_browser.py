@@ -76,3 +76,19 @@ def test_hostile_text_never_runs_in_the_page(live_server, browser, web_app):
     expect(page.locator(".bubble.user .query")).to_have_text(hostile)
     expect(page.locator(".bubble.ok .answer")).to_have_text(hostile)
     assert page.evaluate("window.pwned") is None and page.locator("img[src=x]").count() == 0
+
+
+def test_a_failed_stage_keeps_the_stage_table_readable(live_server, browser, web_app):
+    from tests.flows.interfaces.web.test_chat_pages import SENTENCE, answered_turn
+
+    answered_turn(web_app.state.web.store, "failed-stage")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server}/chat/failed-stage")
+    row = page.locator(".timeline tr.bad").first
+    expect(row.locator("td.detail summary")).to_have_text(SENTENCE)
+    boxes = [cell.bounding_box() for cell in row.locator("td").all()]
+    assert [round(b["width"]) >= minimum for b, minimum in zip(boxes, [120, 50, 100, 35, 300], strict=True)] == [True] * 5, boxes
+    assert all(b["height"] < 80 for b in boxes), boxes  # no column collapsed to a letter a line
+    row.locator("td.detail summary").click()
+    expect(row.locator("td.detail pre.raw")).to_contain_text("KeyError: 'Xe2'")
+    expect(page.locator(".ran-with")).to_contain_text("formula='O2' (from \"O2\")")

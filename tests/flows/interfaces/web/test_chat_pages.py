@@ -7,7 +7,7 @@ from flows.interfaces.web.chat_pages import improve_query
 from flows.session import Conversation
 from skills.documents import MemoryUnit, Session, SessionTurn, Skill
 from skills.store import open_store
-from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL
+from tests.codes import N2_ANSWER, N2_CODE, N2_QUERY, N2_SKILL, O2_QUERY
 from tests.flows.interfaces.web.conftest import wait_for_answer
 
 CLEAR = {"stage": "triage", "content": {"conflict": "", "question": ""}}
@@ -189,3 +189,38 @@ def test_images_the_code_wrote_are_shown(scripted, client, web_app):
     assert image.status_code == 200 and image.headers["content-type"] == "image/png" and image.content.startswith(b"\x89PNG")
     assert client.get(f"/chat/{sid}/turns/0/images/1").status_code == 404
     assert client.get(f"/chat/{sid}/turns/-1/images/-1").status_code == 404
+
+
+RAW = "exited with code 1: KeyError: 'Xe2'" + " Traceback" * 3 + " /" + "x" * 400  # a long unbroken raw error
+SENTENCE = "The skill could not use formula='Xe2': ase.build.molecule() has no entry for 'Xe2'."
+
+
+def answered_turn(store, session_id: str) -> None:
+    """A skill answer (with what it ran with) after a skill that failed on a value, stage times summing above the wall time."""
+    from skills.documents import BoundValue, StageRecord
+    from tasks.models import SolveResult
+
+    stages = [
+        StageRecord(name="skill", wall_s=1.5, ok=False, detail=f"{SENTENCE}\n{RAW}"),
+        StageRecord(name="debug-diagnostic", wall_s=60.0, ok=False, detail="y" * 600),
+        StageRecord(name="debug-introspection", wall_s=40.5, ok=True),
+    ]
+    params = [BoundValue(name="formula", value="O2", words="O2"), BoundValue(name="fmax", value=0.01, words="verified default")]
+    result = SolveResult(success=True, path="skill", formatted="8.5753 eV", skill_id="emt-v1", params=params, code=N2_SKILL, stages=stages, wall_s=85.0)
+    Conversation.open(store, session_id).add(O2_QUERY, result)
+
+
+def test_a_skill_answer_shows_what_it_ran_with_and_the_real_wall_time(client, web_app):
+    answered_turn(web_app.state.web.store, "ran-with")
+    page = client.get("/chat/ran-with").text
+    assert "Ran with:</span> <code>formula=&#39;O2&#39; (from &#34;O2&#34;)</code>, <code>fmax=0.01 (the skill&#39;s verified default)</code>" in page
+    assert "this answer ran with the values above" in page  # next to the code and its verified defaults
+    assert "Stages (85.0 s; the stage times add up to 102.0 s because some ran in parallel)" in page
+
+
+def test_a_failed_stage_shows_its_sentence_and_keeps_the_raw_error_behind_a_toggle(client, web_app):
+    answered_turn(web_app.state.web.store, "failed-stage")
+    page = client.get("/chat/failed-stage").text
+    row = re.search(r'<tr class="bad"><td>skill</td>.*?</tr>', page, re.S).group(0)
+    assert "<details><summary>" + SENTENCE.replace("'", "&#39;") + "</summary>" in row and "KeyError: &#39;Xe2&#39;" in row
+    assert 'summary>' + "y" * 157 + "...</summary>" in page  # a long detail is cut in its summary, whole when opened
