@@ -7,6 +7,7 @@ the test, and the host's ``/proc`` is read for processes whose command line hold
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -137,3 +138,41 @@ def test_a_solve_tells_its_stages_as_progress(scripted, workspace):
     anyio.run(session)
     assert heard[0] == "running"
     assert any(m and m.startswith("research: start") for m in heard) and any(m and m.startswith("research: done") for m in heard)
+
+
+def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(scripted, workspace):
+    marker = f"evoskill-mcp-solve-cancel-{uuid.uuid4().hex}"
+    code = (
+        "import json, subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
+        "time.sleep(60)\n"
+        "print(json.dumps(1.0))\n"
+    )
+    scripted([{"stage": "triage", "content": {"conflict": "", "question": ""}}, {"stage": "research", "content": {"code": code}}])
+    settings = get_settings()
+    timings: dict[str, float] = {}
+
+    async def session() -> None:
+        async with Client(build_server(settings), mode="legacy") as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "solve", {"query": N2_QUERY})
+                with anyio.fail_after(120):
+                    while not _marked(marker):
+                        await anyio.sleep(0.05)
+                group.cancel_scope.cancel()
+            cancelled = time.monotonic()
+            with anyio.fail_after(10):
+                while _marked(marker):
+                    await anyio.sleep(0.02)
+            timings["gone_s"] = time.monotonic() - cancelled
+            with anyio.fail_after(60):  # the solve ends: its trajectory is written
+                while not list(settings.trajectory_root().glob("*.json")):
+                    await anyio.sleep(0.1)
+
+    anyio.run(session)
+    print(f"\nsolve: its run's processes gone {timings['gone_s']:.2f} s after the client cancelled")
+    (path,) = settings.trajectory_root().glob("*.json")
+    trajectory = json.loads(path.read_text())
+    assert [call["stage"] for call in trajectory["llm_calls"]] == ["triage", "research"]  # none after the cancel
+    assert trajectory["code_agent"]["execution"]["cancelled"] is True
+    assert not trajectory["result"]["success"]
