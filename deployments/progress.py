@@ -1,16 +1,19 @@
-"""Stage progress: each event logged through Prefect's run logger and told to this process's listeners."""
+"""Stage progress: each event logged through Prefect's run logger and told to this process's listeners, and to the
+listeners of the call it happens in (``listening``: context-local, so concurrent calls each hear only their own)."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
-__all__ = ["Status", "add_listener", "remove_listener", "report"]
+__all__ = ["Status", "add_listener", "remove_listener", "listening", "report"]
 
 Status = Literal["start", "progress", "done", "failed"]
 Listener = Callable[[str, Status, str], None]
@@ -18,6 +21,7 @@ Listener = Callable[[str, Status, str], None]
 _listeners: list[Listener] = []
 _lock = threading.Lock()
 _fallback = logging.getLogger("evoskill")
+_call_listeners: ContextVar[tuple[Listener, ...]] = ContextVar("evoskill_progress_listeners", default=())
 
 
 def add_listener(listener: Listener) -> None:
@@ -32,6 +36,17 @@ def remove_listener(listener: Listener) -> None:
             _listeners.remove(listener)
 
 
+@contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """Tell ``listener`` the stage events of this block only: those of this context and of threads that run in a copy of it
+    (Prefect's task runners, anyio's worker threads), not other calls'."""
+    token = _call_listeners.set((*_call_listeners.get(), listener))
+    try:
+        yield
+    finally:
+        _call_listeners.reset(token)
+
+
 def report(stage: str, status: Status, detail: str = "") -> None:
     """Log a stage event through Prefect's run logger and tell the listeners."""
     try:
@@ -41,6 +56,6 @@ def report(stage: str, status: Status, detail: str = "") -> None:
     message = f"{stage}: {status}" + (f" — {detail}" if detail else "")
     (logger.warning if status == "failed" else logger.info)(message)
     with _lock:
-        listeners = list(_listeners)
+        listeners = [*_listeners, *_call_listeners.get()]
     for listener in listeners:
         listener(stage, status, detail)

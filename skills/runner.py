@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from deployments.packages import missing_packages
@@ -39,18 +40,23 @@ def skill_script(code: str, params: dict[str, Any]) -> str:
     return _CALL.format(code=code, params=json.dumps(params))
 
 
-def run_skill_code(code: str, packages: list[str], params: dict[str, Any], settings: Settings, name: str) -> ExecutionResult:
-    """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running."""
+def run_skill_code(
+    code: str, packages: list[str], params: dict[str, Any], settings: Settings, name: str, cancel: threading.Event | None = None
+) -> ExecutionResult:
+    """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running.
+
+    ``cancel``: setting it kills the run at once (``run_code``; default: the calling context's cancel).
+    """
     missing = missing_packages(packages)
     if missing:
         return ExecutionResult(exit_code=None, error=f"the skill needs packages that are not installed: {', '.join(missing)}")
     limits = SandboxLimits.from_settings(settings)
-    return run_code(skill_script(code, params), settings.run_root(), limits, name)
+    return run_code(skill_script(code, params), settings.run_root(), limits, name, cancel)
 
 
-def run_skill(skill: Skill, params: dict[str, Any], settings: Settings) -> ExecutionResult:
-    """Execute a stored skill with already validated parameters."""
-    return run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}")
+def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None) -> ExecutionResult:
+    """Execute a stored skill with already validated parameters; ``cancel``: setting it kills the run at once."""
+    return run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", cancel)
 
 
 def run_skill_code_many(

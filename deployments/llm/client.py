@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from deployments.cancel import cancel_requested
 from deployments.llm.replies import (
     ECHO_PROBLEM,
     echoes_schema,
@@ -86,6 +87,8 @@ class LLMClient:
             return sum(c.prompt_tokens + c.completion_tokens for c in self.calls)
 
     def _check_budget(self, stage: str) -> None:
+        if cancel_requested():  # a cancelled call spends nothing more: its stages end as when the budget is spent
+            raise LLMBudgetExceeded(f"stage {stage}: the call was cancelled by its caller; no more LLM calls")
         with self._lock:
             n_calls = len(self.calls)
             tokens = sum(c.prompt_tokens + c.completion_tokens for c in self.calls)

@@ -12,7 +12,9 @@ files, file size), inside the strongest isolation that works here (``sandbox_iso
 - ``none``: limits only, the whole filesystem as the user sees it (warned).
 
 The environment is rebuilt from an allow-list, so API keys never reach the code. A wall-clock timeout
-kills the whole run. stdout/stderr are captured with a size cap (head and tail kept).
+kills the whole run, and so does a cancel (``run_code``'s ``cancel`` event, or the calling context's,
+``deployments/cancel.py``): a cold run's launcher is killed with its PID namespace, a warm run's runner is told
+on the run's cancel pipe to kill it, and the run's cgroups, where there are some, are killed too. stdout/stderr are captured with a size cap (head and tail kept).
 
 The answer protocol: the script prints its final answer as JSON on its last
 non-empty stdout line, or writes ``result.json`` in its working directory.
@@ -42,6 +44,7 @@ from typing import IO, Any, cast
 
 from pydantic import JsonValue
 
+from deployments.cancel import current_cancel
 from deployments.run_outputs import OutputRefused, read_inside
 from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgroups
 from deployments.sandbox.models import ExecutionResult
@@ -70,6 +73,8 @@ _WARM_WORK = Path("/sandbox")  # a warm run's folder, inside its view (a cold ru
 _SHM_BYTES = 64 * 1024 * 1024  # /dev/shm under bubblewrap: its own small tmpfs (semaphores, small shared arrays)
 _RESULT_BYTES = 16 * 1024 * 1024  # result.json: an answer, not a data file
 _GRACE_S = 30.0  # after the wall-clock limit, for the launcher to kill the run and hand its files back
+_CANCEL_POLL_S = 0.1  # how often a run's wait looks at its cancel event
+_CANCEL_GRACE_S = 10.0  # after a cancel, for a warm run's runner to kill it and report
 
 # Outputs longer than this are kept in the run folder (an ObjectRef) and only head and tail travel on.
 _INLINE_CHARS, _HEAD_CHARS, _TAIL_CHARS = 8000, 2000, 4000
@@ -347,12 +352,14 @@ def _rlimits(limits: SandboxLimits, groups: RunCgroups) -> dict[str, int]:
 
 @dataclass
 class _Started:
-    """A run under way: its output streams, its control pipe, and the cold launcher's process (None for a warm run)."""
+    """A run under way: its output streams, its control pipe, and the cold launcher's process (None for a warm run);
+    a warm run's cancel pipe (its runner kills the run when a byte comes, or when this end closes)."""
 
     stdout: IO[bytes]
     stderr: IO[bytes]
     control: int | None
     proc: subprocess.Popen[bytes] | None = None
+    cancel: int | None = None
 
 
 def _start_cold(workdir: Path, limits: SandboxLimits, kind: str, groups: RunCgroups, rlimits: dict[str, int]) -> tuple[_Started, SandboxView | None, Path | None]:
@@ -495,6 +502,7 @@ def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits) -> tup
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     control_read, control_write = os.pipe()
+    cancel_read, cancel_write = os.pipe()
     code_fd = os.memfd_create("main.py", os.MFD_CLOEXEC)
     os.write(code_fd, code.encode())
     os.lseek(code_fd, 0, os.SEEK_SET)
@@ -504,19 +512,23 @@ def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits) -> tup
         return {"rlimits": _rlimits(limits, groups), "wall_s": limits.wall_s, "disk_bytes": limits.disk_mb * 1024 * 1024}
 
     try:
-        groups = executor.submit(request_for, [out_write, err_write, control_write, code_fd])
+        groups = executor.submit(request_for, [out_write, err_write, control_write, code_fd, cancel_read])
     except WarmUnavailable:
-        for fd in (out_read, err_read, control_read):
+        for fd in (out_read, err_read, control_read, cancel_write):
             os.close(fd)
         raise
     finally:
-        for fd in (out_write, err_write, control_write, code_fd):
+        for fd in (out_write, err_write, control_write, code_fd, cancel_read):
             os.close(fd)
-    return _Started(os.fdopen(out_read, "rb"), os.fdopen(err_read, "rb"), control_read), groups
+    return _Started(os.fdopen(out_read, "rb"), os.fdopen(err_read, "rb"), control_read, cancel=cancel_write), groups
 
 
-def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str, executor: WarmExecutor | None = None) -> ExecutionResult:
-    """Run ``code`` under ``kind`` isolation (known to work) in a fresh folder under ``run_root``: forked by ``executor``, else cold."""
+def _execute(
+    code: str, run_root: Path, limits: SandboxLimits, name: str, kind: str, executor: WarmExecutor | None = None,
+    cancel: threading.Event | None = None,
+) -> ExecutionResult:  # fmt: skip
+    """Run ``code`` under ``kind`` isolation (known to work) in a fresh folder under ``run_root``: forked by ``executor``, else cold;
+    killed when ``cancel`` is set."""
     workdir = (run_root / f"{name}-{uuid.uuid4().hex[:8]}").resolve()
     (workdir / "tmp").mkdir(parents=True)
     (workdir / "main.py").write_text(code)
@@ -539,18 +551,20 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
     readers = [_Capture(run.stdout, limits.output_bytes), _Capture(run.stderr, limits.output_bytes)]
     for thread in [*readers, *([receiver] if receiver else [])]:
         thread.start()
-    timed_out = False
+    timed_out = cancelled = False
     deadline = limits.wall_s + (_GRACE_S if contained else 0)
     try:
         if run.proc is not None:
-            _wait(run.proc, deadline)
+            cancelled = _wait(run.proc, deadline, cancel)
         elif receiver is not None:
-            receiver.join(deadline)
-            if receiver.is_alive():
-                raise subprocess.TimeoutExpired("warm run", deadline)
+            cancelled = _join(receiver, deadline, cancel)
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
+        if run.cancel is not None:  # a warm run's runner kills what is left of it now (cancelled, or past its deadline)
+            _stop_warm(run.cancel, stop=cancelled or timed_out)
+            if cancelled and receiver is not None:
+                receiver.join(_CANCEL_GRACE_S)
         refused = _Refusals(groups.forks_refused(), groups.memory_kills())
         _kill_all(run.proc, groups)
         if run.proc is not None:
@@ -560,7 +574,7 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
     exit_code: int | None = run.proc.returncode if run.proc is not None else None
     outputs_problem = None
     if receiver is not None:
-        receiver.join(timeout=60)
+        receiver.join(timeout=_CANCEL_GRACE_S if cancelled else 60)
         outputs_problem = receiver.problem
         if receiver.status is not None:
             timed_out = timed_out or bool(receiver.status.get("timed_out"))
@@ -576,23 +590,27 @@ def _execute(code: str, run_root: Path, limits: SandboxLimits, name: str, kind: 
         except OSError as exc:
             log.warning("sandbox: %s not removed (%s)", root, exc)
     (stdout, out_cut), (stderr, err_cut) = readers[0].text(), readers[1].text()
-    if outputs_problem:
+    if outputs_problem and not cancelled:
         stderr += f"\nsandbox: {outputs_problem}\n"
-    found, answer, problem = (False, None, None) if timed_out else _read_answer(stdout, workdir)
+    found, answer, problem = (False, None, None) if timed_out or cancelled else _read_answer(stdout, workdir)
     result = ExecutionResult(
-        exit_code=None if timed_out else exit_code,
+        exit_code=None if timed_out or cancelled else exit_code,
         stdout=stdout,
         stderr=stderr,
         stdout_truncated=out_cut,
         stderr_truncated=err_cut,
         timed_out=timed_out,
+        cancelled=cancelled,
         answer_found=found and exit_code == 0,
         answer=answer if found and exit_code == 0 else None,
         wall_s=time.perf_counter() - started_at,
         workdir=str(workdir),
         executor="warm" if warm else "cold",
     )
-    result.error = None if result.ok else _diagnose(result, limits, problem, refused, view)
+    if cancelled:
+        result.error = f"cancelled by its caller after {result.wall_s:.1f} s; its processes were killed"
+    else:
+        result.error = None if result.ok else _diagnose(result, limits, problem, refused, view)
     for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
         text = getattr(result, stream)
         if len(text) > _INLINE_CHARS:
@@ -608,19 +626,61 @@ def _warm_loss(executor: WarmExecutor | None) -> str:
     return "the run ended before reporting its status (it could not start, or was killed from outside)"
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """Wait for ``proc`` to exit, woken by the kernel the moment it does (``Popen.wait`` polls in steps of up to 50 ms)."""
+def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event | None = None) -> bool:
+    """Wait for ``proc`` to exit, woken by the kernel the moment it does (``Popen.wait`` polls in steps of up to 50 ms),
+    looking at ``cancel`` every ``_CANCEL_POLL_S``; whether it was cancelled first (``proc`` still runs then).
+    ``TimeoutExpired`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        pidfd: int | None = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):  # before Linux 5.3
-        proc.wait(timeout=timeout)
-        return
+        pidfd = None
     try:
-        if not select.select([pidfd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
+        while True:
+            if cancel is not None and cancel.is_set():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+            step = left if cancel is None else min(left, _CANCEL_POLL_S)
+            if pidfd is None:
+                try:
+                    proc.wait(timeout=step)
+                    return False
+                except subprocess.TimeoutExpired:
+                    continue
+            if select.select([pidfd], [], [], step)[0]:
+                break
     finally:
-        os.close(pidfd)
+        if pidfd is not None:
+            os.close(pidfd)
     proc.wait()
+    return False
+
+
+def _join(receiver: OutputReceiver, timeout: float, cancel: threading.Event | None = None) -> bool:
+    """Wait for a warm run's report, looking at ``cancel`` every ``_CANCEL_POLL_S``; whether it was cancelled first.
+    ``TimeoutExpired`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while receiver.is_alive():
+        if cancel is not None and cancel.is_set():
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired("warm run", timeout)
+        receiver.join(left if cancel is None else min(left, _CANCEL_POLL_S))
+    return False
+
+
+def _stop_warm(cancel_fd: int, stop: bool) -> None:
+    """Close a warm run's cancel pipe; ``stop``: first say so with a byte, so its runner kills the run at once."""
+    try:
+        if stop:
+            os.write(cancel_fd, b"x")
+    except OSError:  # the runner is gone already
+        pass
+    finally:
+        os.close(cancel_fd)
 
 
 def _kill_all(proc: subprocess.Popen[bytes] | None, groups: RunCgroups) -> None:
@@ -633,10 +693,17 @@ def _kill_all(proc: subprocess.Popen[bytes] | None, groups: RunCgroups) -> None:
     groups.kill_all_and_remove(wait=proc is not None)
 
 
-def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run") -> ExecutionResult:
-    """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened."""
+def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run", cancel: threading.Event | None = None) -> ExecutionResult:
+    """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened.
+
+    ``cancel`` (default: the calling context's, ``deployments.cancel``): once it is set the run is killed at once and
+    comes back ``cancelled`` with no answer; set before the run, the run does not start.
+    """
+    cancel = cancel if cancel is not None else current_cancel()
+    if cancel is not None and cancel.is_set():
+        return ExecutionResult(exit_code=None, cancelled=True, error="cancelled by its caller before it started")
     kind = _isolation(limits.isolation, limits.network)
     why_not = _unavailable(kind, limits.network)
     if why_not is not None:
         return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
-    return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits))
+    return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits), cancel)

@@ -263,20 +263,21 @@ def finish(namespace: dict[str, Any], code: int, report_fd: int | None = None) -
     os._exit(code)
 
 
-def wait(pid: int, wall_s: float | None, report: Any = None) -> tuple[int | None, bool]:
-    """The child's wait status and whether the wall-clock limit ran out first.
+def wait(pid: int, wall_s: float | None, report: Any = None, cancel: int | None = None) -> tuple[int | None, bool]:
+    """The child's wait status and whether the wall-clock limit ran out first; ``(None, False)``: cancelled.
 
     ``report``: a socket on which the child says its exit code once its output is out (a warm run), so its
     teardown is not waited for; when it closes without a word, the child's own status tells how it ended.
+    ``cancel``: a descriptor that turns readable (a byte, or its other end closed) when the caller cancels the run.
     """
-    if wall_s is None and report is None:
+    if wall_s is None and report is None and cancel is None:
         return os.waitpid(pid, 0)[1], False
     deadline = time.monotonic() + (wall_s if wall_s is not None else float("inf"))
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    watched = [fd for fd in (pidfd, report.fileno() if report is not None else None) if fd is not None]
+    watched = [fd for fd in (pidfd, report.fileno() if report is not None else None, cancel) if fd is not None]
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -284,10 +285,9 @@ def wait(pid: int, wall_s: float | None, report: Any = None) -> tuple[int | None
         left = deadline - time.monotonic()
         if left <= 0:
             return None, True
-        if pidfd is None:
-            time.sleep(min(left, 0.02))
-            continue
-        ready = select.select(watched, [], [], min(left, 3600.0))[0]
+        ready = select.select(watched, [], [], min(left, 3600.0 if pidfd is not None else 0.02))[0]
+        if cancel is not None and cancel in ready:
+            return None, False
         if report is not None and report.fileno() in ready:
             said = report.recv(64)
             try:
@@ -296,7 +296,8 @@ def wait(pid: int, wall_s: float | None, report: Any = None) -> tuple[int | None
                 code = None
             if code is not None and 0 <= code <= 255:  # the child is to be killed now (the caller does): it has said it is done
                 return code << 8, False
-            watched = [pidfd]  # closed, or not a code: the report is only a hint; the child's own end and the wall clock rule
+            # closed, or not a code: the report is only a hint; the child's own end, the wall clock and a cancel rule
+            watched = [fd for fd in (pidfd, cancel) if fd is not None]
 
 
 def kill_the_rest() -> None:

@@ -31,6 +31,7 @@ class ExecutionResult(BaseModel):
     stdout_ref: ObjectRef | None = Field(default=None, description="The whole captured stdout when ``stdout`` holds only its head and tail.")
     stderr_ref: ObjectRef | None = Field(default=None, description="The whole captured stderr when ``stderr`` holds only its head and tail.")
     timed_out: bool = False
+    cancelled: bool = Field(default=False, description="Its caller cancelled it: its processes were killed, it has no answer.")
     answer_found: bool = False
     answer: JsonValue = None
     error: str | None = Field(default=None, description="A one-paragraph diagnosis an agent can act on.")

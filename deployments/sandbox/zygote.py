@@ -10,13 +10,14 @@ Runs start from a *runner* forked ahead of time, so a run waits for none of this
 1. the runner (a fork of the executor) enters new mount, PID and IPC namespaces (and network, unless runs
    may reach it) and forks the run's first process, PID 1 of its namespace, which waits;
 2. for a request (a JSON message on the socket with the run's descriptors: stdout, stderr, the control pipe,
-   the code, the run's cgroups) the executor hands both to the runner and forks the next one;
+   the code, the cancel pipe, the run's cgroups) the executor hands both to the runner and forks the next one;
 3. the runner moves the run's process into the run's cgroups, mounts a fresh size-limited tmpfs as the run
    folder and over every other writable place of the view, writes ``main.py`` there and lets the process go:
    it mounts its own ``/proc``, drops every capability, takes the run's stdout and stderr, closes every other
    descriptor and runs main.py under the limits (when it ends, the kernel ends every other process of the run);
-4. the runner waits for it up to the wall-clock limit (then kills it, and with it the run) and writes the
-   status line and the run folder's files on the control pipe, as a cold launcher does.
+4. the runner waits for it up to the wall-clock limit, or until evoskill cancels the run (a byte on, or the close of,
+   the run's cancel pipe), then kills it, and with it the run, and writes the status line and the run folder's files
+   on the control pipe, as a cold launcher does.
 
 No run sees another's folder, processes or scratch space, and nothing a run does reaches the executor or a
 later run: each run is a new fork of the executor as it was after its imports, which never runs code itself.
@@ -205,7 +206,7 @@ def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, 
     message = receive(sock)
     if message is None:  # the executor is gone
         return
-    request, (out, err, control, code) = message
+    request, (out, err, control, code, cancel) = message
     os.dup2(err, 2)  # what goes wrong from here is the run's to read
     os.close(err)
     if request["disk_bytes"] != places["disk_bytes"]:
@@ -219,9 +220,9 @@ def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, 
     except OSError as exc:
         fail(f"the run's process did not start ({exc})")
     os.close(out)
-    status, timed_out = wait(pid, request["wall_s"], report=ours)
-    kill(process)  # PID 1: every process of the run ends with it (it has ended, said it is done, or ran out of time)
-    if timed_out:
+    status, timed_out = wait(pid, request["wall_s"], report=ours, cancel=cancel)
+    kill(process)  # PID 1: every process of the run ends with it (it has ended, said it is done, ran out of time or was cancelled)
+    if status is None:
         os.waitpid(pid, 0)
     send_outputs(control, status, timed_out)
     os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down

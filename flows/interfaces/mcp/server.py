@@ -7,7 +7,10 @@ from the store on every ``tools/list``, so skills learned after the server start
 Skills run in the sandbox with no LLM; ``solve`` runs the ``solve`` flow and returns the plots its code drew as images
 (the kept copies, ``deployments/run_outputs.py``). Both wait for their turn (``deployments/admission.py``, shared with
 the chat): a waiting call hears "busy, position N" as progress, and a call beyond the queue's limit gets an error
-result saying busy, to retry.
+result saying busy, to retry. A client that asks for progress (a ``progressToken``) then hears "running, N s" every
+few seconds, and each stage of a solve as it starts and ends. A client's ``notifications/cancelled`` kills the call's
+sandboxed run at once (``deployments/cancel.py``); a cancelled solve also makes no more LLM calls, so it ends at its
+next one (an LLM call under way is not interrupted).
 
 >>> from mcp import Client                                                   # doctest: +SKIP
 >>> async with Client(StdioServerParameters(command="evoskill", args=["mcp"])) as client:   # doctest: +SKIP
@@ -19,6 +22,9 @@ from __future__ import annotations
 
 import base64
 import json
+import queue
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +34,8 @@ from jsonschema import Draft202012Validator
 from mcp.server.lowlevel import Server
 
 from deployments.admission import Admission, Busy
+from deployments.cancel import cancellable
+from deployments.progress import Status, listening
 from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.documents import Skill
@@ -39,6 +47,9 @@ from tasks.tools.memory import search_memory
 __all__ = ["build_server", "skill_tool", "argument_errors"]
 
 _MEMORY_KINDS = ["planning", "execution"]
+_PROGRESS_S = 5.0  # "running, N s" this often while a skill or a solve runs
+_PROGRESS_POLL_S = 0.25  # how often a solve's stage events are passed on
+_STOP_WAIT_S = 15.0  # after a cancel, how long the call waits for its work to stop before it gives its turn back
 
 
 def _fixed_tools(settings: Settings) -> list[types.Tool]:
@@ -137,14 +148,14 @@ class _Handlers:
         if problems:
             return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
         if skill is not None:
-            return await self._in_turn(ctx, lambda: self._run_skill(skill, arguments))
+            return await self._in_turn(ctx, lambda cancel: self._run_skill(skill, arguments, cancel))
         if params.name == "solve":
-            return await self._in_turn(ctx, lambda: self._solve(arguments))
+            return await self._in_turn(ctx, lambda cancel: self._solve(arguments))
         handler = {"search_memory": self._search_memory, "list_skills": self._list_skills}[params.name]
         return await anyio.to_thread.run_sync(handler, arguments)
 
-    async def _in_turn(self, ctx: Any, work: Callable[[], types.CallToolResult]) -> types.CallToolResult:
-        """Run ``work`` on a worker thread once admitted; meanwhile report "busy, position N" as progress.
+    async def _in_turn(self, ctx: Any, work: Callable[[threading.Event], types.CallToolResult]) -> types.CallToolResult:
+        """Run ``work(cancel)`` on a worker thread once admitted; meanwhile report "busy, position N" as progress.
 
         Beyond the user's queue limit the answer is an error result: busy, retry.
         """
@@ -159,11 +170,12 @@ class _Handlers:
                     await ctx.session.report_progress(0, None, f"busy, position {position}: it starts when its turn comes")
                     told = position
                 await anyio.sleep(self.admission.poll_s)
-            return await anyio.to_thread.run_sync(work)
+            return await _run_cancellable(ctx, work)
 
-    def _run_skill(self, skill: Skill, arguments: dict[str, Any]) -> types.CallToolResult:
-        execution = run_skill(skill, validate_params(skill.parameters, arguments), self.settings)
-        self.store.record_use(skill, execution.ok)
+    def _run_skill(self, skill: Skill, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
+        execution = run_skill(skill, validate_params(skill.parameters, arguments), self.settings, cancel)
+        if not execution.cancelled:  # a cancelled run says nothing of the skill
+            self.store.record_use(skill, execution.ok)
         if not execution.ok:
             return _result(f"{skill.id} failed: {execution.error or 'no result'}", error=True)
         return _result(execution.answer)
@@ -205,6 +217,57 @@ class _Handlers:
         else:
             skills = sorted(self.store.latest_skills(), key=lambda s: s.id)[:limit]
         return _result([_skill_summary(s) for s in skills])
+
+
+async def _run_cancellable(ctx: Any, work: Callable[[threading.Event], types.CallToolResult]) -> types.CallToolResult:
+    """Run ``work(cancel)`` on a worker thread as one cancellable call (``deployments/cancel.py``), telling the client its
+    progress: "running, N s" every ``_PROGRESS_S`` and the call's stage events. When the request is cancelled (the client's
+    ``notifications/cancelled`` cancels this task), ``cancel`` is set and the call waits up to ``_STOP_WAIT_S`` for the work to stop."""
+    cancel, finished = threading.Event(), threading.Event()
+    events: queue.SimpleQueue[str] = queue.SimpleQueue()
+    started = time.monotonic()
+    told = 0.0
+
+    def heard(stage: str, status: Status, detail: str) -> None:
+        events.put(f"{stage}: {status}" + (f" — {detail[:300]}" if detail else ""))
+
+    def in_thread() -> types.CallToolResult:
+        try:
+            with cancellable(cancel), listening(heard):
+                return work(cancel)
+        finally:
+            finished.set()
+
+    async def say(message: str) -> None:
+        nonlocal told
+        told = max(round(time.monotonic() - started, 3), told + 0.001)  # progress only grows: seconds since the start
+        try:
+            await ctx.session.report_progress(told, None, message)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # a courtesy: a client that is gone hears nothing
+            pass
+
+    async def tell() -> None:
+        await say("running")
+        next_tick = started + _PROGRESS_S
+        while True:
+            await anyio.sleep(_PROGRESS_POLL_S)
+            while not events.empty():
+                await say(events.get_nowait())
+            if time.monotonic() >= next_tick:
+                await say(f"running, {time.monotonic() - started:.0f} s")
+                next_tick += _PROGRESS_S
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(tell)
+        try:
+            result = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()
+            with anyio.CancelScope(shield=True):  # its sandboxed run is killed within moments: the turn is given back after
+                await anyio.to_thread.run_sync(finished.wait, _STOP_WAIT_S)
+            raise
+        group.cancel_scope.cancel()
+    return result
 
 
 def build_server(settings: Settings) -> Server[Any]:
