@@ -38,7 +38,7 @@ class Stopwatch:
 
 def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry a stage only after a transient LLM error (never a stage that failed its job)."""
-    return isinstance(state.result(raise_on_failure=False), LLMTransientError)
+    return isinstance(state.result(raise_on_failure=False, _sync=True), LLMTransientError)
 
 
 def failed_state(value: T, message: str) -> State[T]:
@@ -61,7 +61,7 @@ def settled(stage: Callable[P, Outcome]) -> Callable[P, Outcome]:
 
 def outcome_of(state: State[T]) -> T:
     """The value a task or flow run ended with, Completed or Failed; an exception it raised (or a crash) is raised again."""
-    value = state.result(raise_on_failure=False)
+    value = state.result(raise_on_failure=False, _sync=True)  # type: ignore[call-overload]  # sync even where an event loop runs in this thread (Prefect would return a coroutine)
     if isinstance(value, BaseException):
         raise value
     return value

@@ -1,0 +1,125 @@
+"""The Prefect server the CLI starts: its services on (stages recorded, schedules run), its UI calling its own API
+(a printed link opens the run in a browser), and one that an older evoskill started differently replaced."""
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName, FlowRunFilter, FlowRunFilterId
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from deployments.net import free_port, url_responds
+from deployments.prefect_server import ensure_local_server, server_env
+from deployments.settings import get_settings
+from flows.solve import solve
+from tests.codes import N2_CODE, N2_QUERY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory):
+    """A server on a free port, started by ``ensure_local_server`` in place of an older evoskill's (services off)."""
+    workspace = tmp_path_factory.mktemp("prefect-workspace")
+    settings = get_settings().model_copy(update={"workspace": workspace, "prefect_server_port": free_port()})
+    port = settings.prefect_server_port
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API", "PREFECT_SERVER", "PREFECT_UI"))}
+    older = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port), "--no-services"],
+                             env={**env, "PREFECT_HOME": str(workspace / "older")}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not url_responds(f"http://127.0.0.1:{port}/api/health", timeout=1.0):
+        assert time.monotonic() < deadline and older.poll() is None, "the older server did not start"
+        time.sleep(0.5)
+    url = ensure_local_server(settings, wait_s=120)
+    yield url, older, settings
+    for line in subprocess.run(["pgrep", "-f", f"prefect server start --host 127.0.0.1 --port {port}"], capture_output=True, text=True).stdout.split():
+        os.kill(int(line), signal.SIGTERM)
+    older.wait(timeout=30)
+
+
+def test_a_server_started_with_other_settings_is_replaced_and_the_ui_calls_its_own_api(local_server):
+    url, older, settings = local_server
+    older.wait(timeout=10)  # stopped by ensure_local_server
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(url.removesuffix("/api") + "/ui-settings", timeout=10) as reply:
+        assert json.loads(reply.read())["api_url"] == url
+    assert url == f"http://127.0.0.1:{settings.prefect_server_port}/api"
+    assert server_env(settings)["PREFECT_SERVER_DATABASE_CONNECTION_URL"].endswith(str(settings.workspace / "prefect" / "prefect.db"))
+    assert (settings.workspace / "prefect" / "prefect.db").exists()
+
+
+def test_a_printed_link_opens_the_solve_in_the_browser_with_its_stages(local_server, scripted, caplog, monkeypatch, request):
+    url, _, _ = local_server
+    monkeypatch.setenv("EVOSKILL_TRIAGE_LLM", "false")
+    monkeypatch.setenv("EVOSKILL_LEARN", "false")
+    scripted([{"stage": "research", "content": {"packages": ["ase"], "code": N2_CODE}}])
+    with temporary_settings({PREFECT_API_URL: url}), caplog.at_level(logging.INFO):
+        result = solve(N2_QUERY)
+        assert result.success
+
+        async def stages() -> set[str]:
+            async with get_client() as client:
+                for _ in range(120):
+                    runs = await client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[result.flow_run_id])))
+                    if {"recall", "deep-solve"} <= {r.name for r in runs}:
+                        break
+                    await asyncio.sleep(0.25)
+                flow_run = await client.read_flow_run(result.flow_run_id)
+                return {r.name for r in runs} | {flow_run.name}
+
+        recorded = asyncio.run(stages())
+    assert {"recall", "deep-solve"} <= recorded, "the server's services record each stage as a task run"
+    printed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("View at ")]
+    link = next(m.removeprefix("View at ") for m in printed if result.flow_run_id in m)
+    assert link == f"{url.removesuffix('/api')}/runs/flow-run/{result.flow_run_id}"
+    name = next(n for n in recorded if n.startswith("solve: "))
+    browser = request.getfixturevalue("browser")  # after the solve: Playwright runs an event loop in this thread
+    page = browser.new_page()
+    page.goto(link)
+    page.get_by_text(name).first.wait_for(timeout=60_000)
+    assert "Can't connect to Server API" not in page.content()
+
+
+def test_prefect_yaml_deploys_and_the_scheduler_plans_the_nightly_benchmark(local_server):
+    url, _, _ = local_server
+
+    async def pool() -> None:
+        async with get_client() as client:
+            await client.create_work_pool(WorkPoolCreate(name="evoskill-process", type="process"))
+
+    with temporary_settings({PREFECT_API_URL: url}):
+        asyncio.run(pool())
+    env = {**os.environ, "PREFECT_API_URL": url, "PWD": str(ROOT)}
+    deployed = subprocess.run([sys.executable, "-m", "prefect", "--no-prompt", "deploy", "-n", "benchmark-nightly"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert deployed.returncode == 0, deployed.stdout[-3000:] + deployed.stderr[-3000:]
+
+    async def scheduled() -> list:
+        async with get_client() as client:
+            for _ in range(240):
+                runs = await client.read_flow_runs(deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=["benchmark-nightly"])))
+                if runs:
+                    return runs
+                await asyncio.sleep(0.5)
+        return []
+
+    with temporary_settings({PREFECT_API_URL: url}):
+        runs = asyncio.run(scheduled())
+    assert runs, "the scheduler planned no run of the cron deployment"
+    assert all(r.state.is_scheduled() for r in runs)
+    assert all(r.expected_start_time.hour == 2 and r.expected_start_time.minute == 0 for r in runs)  # "0 2 * * *" UTC
