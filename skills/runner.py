@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -39,18 +40,32 @@ def skill_script(code: str, params: dict[str, Any]) -> str:
     return _CALL.format(code=code, params=json.dumps(params))
 
 
-def run_skill_code(code: str, packages: list[str], params: dict[str, Any], settings: Settings, name: str) -> ExecutionResult:
-    """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running."""
+def run_skill_code(
+    code: str, packages: list[str], params: dict[str, Any], settings: Settings, name: str, wall_s: float | None = None
+) -> ExecutionResult:
+    """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running.
+
+    ``wall_s``: a wall-clock limit below the sandbox's own (a skill's declared wall time).
+    """
     missing = missing_packages(packages)
     if missing:
         return ExecutionResult(exit_code=None, error=f"the skill needs packages that are not installed: {', '.join(missing)}")
     limits = SandboxLimits.from_settings(settings)
+    if wall_s is not None and wall_s < limits.wall_s:
+        limits = dataclasses.replace(limits, wall_s=wall_s)
     return run_code(skill_script(code, params), settings.run_root(), limits, name)
 
 
 def run_skill(skill: Skill, params: dict[str, Any], settings: Settings) -> ExecutionResult:
-    """Execute a stored skill with already validated parameters."""
-    return run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}")
+    """Execute a stored skill with already validated parameters, for at most its declared wall time."""
+    declared = skill.resources.walltime_s
+    execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared)
+    if execution.timed_out and declared <= settings.sandbox_wall_s:
+        execution.error = (
+            f"ran past its declared wall time of {declared:g} s and was stopped "
+            f"(parameters {', '.join(f'{k}={v!r}' for k, v in params.items()) or 'none'}); try smaller inputs or looser settings"
+        )
+    return execution
 
 
 def run_skill_code_many(
