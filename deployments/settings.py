@@ -177,6 +177,10 @@ class Settings(BaseSettings):
         description="How an accepted script becomes a skill: 'lifting' (no model: the constants the question states "
         "become parameters; the model is asked only when none does) or 'llm' (a capable model rewrites it first).",
     )
+    skill_walltime_factor: float = Field(
+        default=10.0, ge=1.0, description="A learned skill's declared wall time: this many times its verification run's (at least the floor)."
+    )
+    skill_walltime_floor_s: float = Field(default=60.0, gt=0, description="The least wall time a learned skill declares.")
     memory_threshold: float = Field(default=0.25, ge=0.0, le=1.0, description="Similarity for a memory to be recalled (θ).")
     memory_top_k: int = Field(default=3, gt=0)
     embedding_model: str | None = Field(
@@ -243,6 +247,9 @@ class Settings(BaseSettings):
     )
     mcp_token: SecretStr | None = Field(
         default=None, description="Bearer token every request to MCP over HTTP must carry; needed to listen beyond loopback (environment only)."
+    )
+    mcp_tools_poll_s: float = Field(
+        default=5.0, gt=0, description="How often the MCP server looks for skills learned, deleted or re-versioned (then tells clients the tools changed)."
     )
 
     @model_validator(mode="after")

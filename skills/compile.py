@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue, PrivateAttr
 
 from deployments.llm.client import LLMCall, LLMClient
 from deployments.llm.transport import LLMError
@@ -27,14 +27,14 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.answer_spec import AnswerSpec
-from skills.documents import Provenance, Skill, TestCase, slug
+from skills.documents import Provenance, Skill, SkillResources, TestCase, slug
 from skills.lifting import LiftError, lift_script
 from skills.mentions import topic_words
 from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.relevance import RelevanceReport, check_relevance
 from skills.runner import run_skill_code
 
-__all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "default_tolerance"]
+__all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "default_tolerance", "declared_walltime"]
 
 Method = Literal["signature", "lifted", "llm", "literal"]
 
@@ -84,6 +84,7 @@ class CompileResult(BaseModel):
     verification: ExecutionResult | None = None
     relevance: RelevanceReport | None = Field(default=None, description="Which lifted parameters matter (lifted skills).")
     llm_calls: list[LLMCall] = Field(default_factory=list)
+    _verified_s: dict[str, float] = PrivateAttr(default_factory=dict)  # each verified candidate's code → its run's seconds
 
 
 def topic_name(query: str) -> str:
@@ -98,6 +99,11 @@ def default_tolerance(expected: JsonValue, spec: AnswerSpec) -> float | None:
     if spec.decimals is not None:
         return 0.5 * 10.0 ** (-spec.decimals) + 1e-12
     return 1e-6 * max(1.0, abs(expected))
+
+
+def declared_walltime(verified_s: float, settings: Settings) -> float:
+    """The wall time a skill declares: its verification run's time by a generous factor, never below the floor."""
+    return round(max(settings.skill_walltime_floor_s, settings.skill_walltime_factor * verified_s), 1)
 
 
 def _draft(request: CompileRequest, llm: LLMClient) -> SkillDraft:
@@ -163,6 +169,7 @@ def _verify(
     if not check.passed:
         result.reasons.append(f"{method}: the re-run does not reproduce the accepted answer ({check.reason})")
         return None
+    result._verified_s[code] = execution.wall_s
     return schema
 
 
@@ -215,8 +222,7 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
     parameterless: tuple[Candidate, str, dict[str, Any]] | None = None
     model_first = settings.skill_generaliser == "llm"
     if model_first and _model_rewrite(request, llm, settings, result):
-        result.llm_calls = list(llm.calls[calls_before:]) if llm else []
-        return result
+        return _finish(result, llm, calls_before, settings)
     for candidate in _candidates(request, result.reasons):
         done = _attempt(candidate, request, settings, result)
         if done is None:
@@ -235,7 +241,14 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         done = _attempt(literal, request, settings, result)
         if done:
             _accept(result, request, literal, *done)
+    return _finish(result, llm, calls_before, settings)
+
+
+def _finish(result: CompileResult, llm: LLMClient | None, calls_before: int, settings: Settings) -> CompileResult:
+    """The result with its model calls and the skill's declared wall time (from its own verification run)."""
     result.llm_calls = list(llm.calls[calls_before:]) if llm else []
+    if result.skill is not None:
+        result.skill.resources = SkillResources(walltime_s=declared_walltime(result._verified_s.get(result.skill.code, 0.0), settings))
     return result
 
 

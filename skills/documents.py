@@ -16,8 +16,9 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field, field_validator
 
+from skills.params import with_bounds
 from skills.retrieval import split_name
 
 __all__ = [
@@ -76,7 +77,7 @@ class _Document(BaseModel):
 class SkillResources(BaseModel):
     gpu: bool = False
     cpus: int = Field(default=1, gt=0)
-    walltime_s: float = Field(default=120.0, gt=0)
+    walltime_s: float = Field(default=120.0, gt=0, description="Declared wall time: a run past it is stopped (at most the sandbox's own limit).")
 
 
 class TestCase(BaseModel):
@@ -133,6 +134,12 @@ class Skill(_Document):
         default_factory=list,
         description="Kinds of stated value (element, formula, smiles) that other values were shown not to change the answer for.",
     )
+
+    @field_validator("parameters")
+    @classmethod
+    def _role_bounds(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        """Each numeric parameter bounded as its role implies (``skills/params.py``), stored skills without bounds too."""
+        return with_bounds(schema)
 
     @computed_field  # type: ignore[prop-decorator]  # mypy: a decorated property (pydantic's documented form)
     @property

@@ -3,26 +3,52 @@
 >>> schema = signature_schema('def run(formula: str = "N2", fmax: float = 0.01) -> float:\\n    return 0.0\\n')
 >>> sorted(schema["properties"]), schema["properties"]["fmax"]["default"]
 (['fmax', 'formula'], 0.01)
+>>> schema["properties"]["fmax"]["exclusiveMinimum"]  # a force threshold: its role bounds it
+0
 >>> validate_params(schema, {"formula": "O2"})
 {'formula': 'O2', 'fmax': 0.01}
+>>> try:
+...     validate_params(schema, {"fmax": -1})
+... except ParameterError as exc:
+...     print(exc)
+bad skill parameters — fmax: Input should be greater than 0 (got -1)
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 __all__ = [
-    "SkillCodeError", "ParameterError", "signature_schema", "run_summary", "params_model", "validate_params", "parse_assignments",
-    "params_text", "load_param_sets",
+    "SkillCodeError", "ParameterError", "BOUND_KEYWORDS", "role_bounds", "with_bounds", "signature_schema", "run_summary", "params_model",
+    "validate_params", "parse_assignments", "params_text", "load_param_sets",
 ]  # fmt: skip
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer", "bool": "boolean", "list": "array", "dict": "object"}
 _PY_TYPES: dict[str, type] = {"string": str, "number": float, "integer": int, "boolean": bool, "array": list, "object": dict}
+
+
+BOUND_KEYWORDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+"""The JSON-schema keywords that bound a number (each one a pydantic constraint: ge, gt, le, lt)."""
+_CONSTRAINTS = {"minimum": "ge", "exclusiveMinimum": "gt", "maximum": "le", "exclusiveMaximum": "lt"}
+# Words that name a strictly positive setting: thresholds, tolerances, cutoffs, step sizes, widths.
+_POSITIVE = frozenset(
+    "fmax tol tolerance tolerances threshold thresh cutoff cutoffs rcut ecut encut ecutwfc ecutrho smearing timestep dt "
+    "spacing radius width".split()
+)
+_POSITIVE_PHRASES = re.compile(r"\b(threshold|tolerance|cut-?off|time ?step|convergence criterion|smearing width)\b", re.IGNORECASE)
+# Words that name a count of something (an integer that is at least 1).
+_COUNTS = frozenset(
+    "steps nsteps iterations iteration iter niter maxiter repeat repeats repetitions supercell kpoints kpts nkpts images "
+    "nimages samples nsamples points npoints count".split()
+)
+_KELVIN = re.compile(r"\b(in|of)\s+K\b|\(K\)|\[K\]|\bkelvin\b")
+_OTHER_TEMPERATURE_UNITS = re.compile(r"°|celsius|fahrenheit|\bin\s+[CF]\b", re.IGNORECASE)
 
 
 class SkillCodeError(ValueError):
@@ -42,6 +68,44 @@ def _run_function(code: str) -> ast.FunctionDef:
         if isinstance(node, ast.FunctionDef) and node.name == "run":
             return node
     raise SkillCodeError("the skill code defines no top-level function run(...)")
+
+
+def role_bounds(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """The bounds a numeric parameter's physical role implies, read from its name and description; {} when none.
+
+    A threshold, tolerance, cutoff, time step or width is > 0; a temperature in K is ≥ 0; an integer count
+    (steps, iterations, k-points, a supercell's repeats, ``n_…``) is ≥ 1. A bound the parameter's default (its
+    verified value) breaks is not the parameter's role: none is given.
+    """
+    kind = prop.get("type")
+    if kind not in ("number", "integer"):
+        return {}
+    words = [w for w in name.lower().split("_") if w]
+    text = str(prop.get("description", ""))
+    found: dict[str, Any] = {}
+    if kind == "integer" and (_COUNTS & set(words) or (words[:1] in (["n"], ["num"]) and len(words) > 1) or "number of" in text.lower()):
+        found = {"minimum": 1}
+    elif _POSITIVE & set(words) or _POSITIVE_PHRASES.search(text):
+        found = {"exclusiveMinimum": 0}
+    elif ({"temperature", "temp"} & set(words) or "temperature" in text.lower() or _KELVIN.search(text)) and not _OTHER_TEMPERATURE_UNITS.search(text):
+        found = {"minimum": 0}
+    default = prop.get("default")
+    if found and isinstance(default, (int, float)) and not isinstance(default, bool):
+        if ("minimum" in found and default < found["minimum"]) or ("exclusiveMinimum" in found and default <= found["exclusiveMinimum"]):
+            return {}
+    return found
+
+
+def with_bounds(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each numeric parameter's role bounds (``role_bounds``) added where it declares none of its own."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    bounded = {
+        name: prop if not isinstance(prop, dict) or any(k in prop for k in BOUND_KEYWORDS) else {**prop, **role_bounds(name, prop)}
+        for name, prop in properties.items()
+    }
+    return {**schema, "properties": bounded}
 
 
 def signature_schema(code: str) -> dict[str, Any]:
@@ -69,7 +133,7 @@ def signature_schema(code: str) -> dict[str, Any]:
         name, _, text = line.strip().partition(":")
         if name in properties and text.strip():
             properties[name]["description"] = text.strip()
-    return {"type": "object", "properties": properties}
+    return with_bounds({"type": "object", "properties": properties})
 
 
 def run_summary(code: str) -> str:
@@ -79,11 +143,12 @@ def run_summary(code: str) -> str:
 
 
 def params_model(schema: dict[str, Any], optional: bool = False) -> type[BaseModel]:
-    """A pydantic model of the schema; with ``optional`` every field may be omitted (None)."""
+    """A pydantic model of the schema (its bounds as constraints); with ``optional`` every field may be omitted (None)."""
     fields: dict[str, Any] = {}
     for name, prop in schema.get("properties", {}).items():
         kind = _PY_TYPES.get(prop.get("type", ""), Any)
-        fields[name] = (kind | None, None) if optional else (kind, prop.get("default", ...))
+        bounds = {_CONSTRAINTS[k]: prop[k] for k in BOUND_KEYWORDS if isinstance(prop.get(k), (int, float)) and kind in (int, float)}
+        fields[name] = (kind | None, Field(None, **bounds)) if optional else (kind, Field(prop.get("default", ...), **bounds))
     return create_model("SkillParams", __config__=ConfigDict(extra="forbid", strict=False), **fields)
 
 

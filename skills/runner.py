@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from typing import Any
@@ -11,6 +12,7 @@ from deployments.sandbox.execute import SandboxLimits, run_code
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.documents import Skill
+from skills.params import params_text
 
 __all__ = ["skill_script", "run_skill_code", "run_skill", "run_skill_code_many"]
 
@@ -41,22 +43,39 @@ def skill_script(code: str, params: dict[str, Any]) -> str:
 
 
 def run_skill_code(
-    code: str, packages: list[str], params: dict[str, Any], settings: Settings, name: str, cancel: threading.Event | None = None
+    code: str,
+    packages: list[str],
+    params: dict[str, Any],
+    settings: Settings,
+    name: str,
+    wall_s: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> ExecutionResult:
     """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running.
 
-    ``cancel``: setting it kills the run at once (``run_code``; default: the calling context's cancel).
+    ``wall_s``: a wall-clock limit below the sandbox's own (a skill's declared wall time). ``cancel``: setting it kills
+    the run at once (``run_code``; default: the calling context's cancel).
     """
     missing = missing_packages(packages)
     if missing:
         return ExecutionResult(exit_code=None, error=f"the skill needs packages that are not installed: {', '.join(missing)}")
     limits = SandboxLimits.from_settings(settings)
+    if wall_s is not None and wall_s < limits.wall_s:
+        limits = dataclasses.replace(limits, wall_s=wall_s)
     return run_code(skill_script(code, params), settings.run_root(), limits, name, cancel)
 
 
 def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None) -> ExecutionResult:
-    """Execute a stored skill with already validated parameters; ``cancel``: setting it kills the run at once."""
-    return run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", cancel)
+    """Execute a stored skill with already validated parameters, for at most its declared wall time; ``cancel``: setting
+    it kills the run at once."""
+    declared = skill.resources.walltime_s
+    execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared, cancel=cancel)
+    if execution.timed_out and declared <= settings.sandbox_wall_s:
+        execution.error = (
+            f"ran past its declared wall time of {declared:g} s and was stopped "
+            f"(parameters {params_text(params) or 'none'}); try smaller inputs or looser settings"
+        )
+    return execution
 
 
 def run_skill_code_many(

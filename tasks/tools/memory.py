@@ -66,9 +66,18 @@ def search_memory(
     user: str,
 ) -> list[MemoryHit]:
     """The ``k`` stored memories most similar to ``query`` (similarity ≥ ``threshold``), best first:
-    everyone's and ``user``'s own, never another user's."""
-    found = store.search_memories(query, k=k, threshold=threshold, kind=kind, user=user)
-    return [MemoryHit(memory=m, similarity=s) for m, s in found]
+    everyone's and ``user``'s own, never another user's; each content once.
+
+    The same content is often stored more than once: code learned under each phrasing of its question, a user's
+    own copy of a starter memory. An execution memory is its code; a planning one its strategy for its subtask.
+    """
+    found = store.search_memories(query, k=4 * k, threshold=threshold, kind=kind, user=user)
+    hits: dict[tuple[str, ...], MemoryHit] = {}
+    for memory, similarity in found:
+        code = memory.kind == "execution" and memory.solution.strip()
+        key = (memory.kind, memory.solution.strip()) if code else (memory.kind, memory.subtask.strip(), memory.solution.strip())
+        hits.setdefault(key, MemoryHit(memory=memory, similarity=similarity))  # the best ranked copy
+    return list(hits.values())[:k]
 
 
 @dataclass

@@ -85,3 +85,14 @@ def test_default_tolerance_follows_the_asked_decimals():
     assert default_tolerance(9.9372, AnswerSpec(output_type="float", decimals=4)) == pytest.approx(5e-5)
     assert default_tolerance(40, AnswerSpec(output_type="int")) is None
     assert default_tolerance(1234.5, AnswerSpec()) == pytest.approx(1.2345e-3)
+
+
+def test_a_compiled_skill_declares_bounds_and_a_wall_time_from_its_verification(settings):
+    code = 'def run(fmax: float = 0.05, steps: int = 10) -> float:\n    """Scaled.\n\n    fmax: force threshold in eV/A\n    """\n    return fmax * steps\n'
+    result = compile_skill(CompileRequest(code=code, query="What is 10 steps of 0.05? Return a float.", expected=0.5, tolerance=1e-9), settings)
+    assert result.ok and result.method == "signature"
+    properties = result.skill.parameters["properties"]
+    assert properties["fmax"]["exclusiveMinimum"] == 0 and properties["steps"]["minimum"] == 1
+    measured = result.verification.wall_s
+    assert result.skill.resources.walltime_s == round(max(settings.skill_walltime_floor_s, settings.skill_walltime_factor * measured), 1)
+    assert result.skill.resources.walltime_s >= settings.skill_walltime_floor_s

@@ -26,3 +26,12 @@ def test_gpu_skills_are_annotated_for_the_scheduler():
     assert job.name == "mlip-v1" and job.config.manager_config["resources"] == {"GPU": 1}
     cpu_only = SkillMaker.from_skill(skill.model_copy(update={"resources": SkillResources(gpu=False)})).make()
     assert cpu_only.config.manager_config["resources"] == {}
+
+
+def test_a_run_past_the_declared_wall_time_is_stopped_with_a_clear_error(workspace):
+    code = "import time\ndef run(seconds: float = 0.0) -> float:\n    time.sleep(seconds)\n    return seconds\n"
+    skill = Skill(name="sleeper", code=code, resources=SkillResources(walltime_s=2), test_case=TestCase(params={"seconds": 0.0}, expected=0.0))
+    execution = run_skill(skill, {"seconds": 60.0}, get_settings())
+    assert not execution.ok and execution.timed_out and execution.wall_s < 30
+    assert execution.error.startswith("ran past its declared wall time of 2 s")
+    assert run_skill(skill, {"seconds": 0.1}, get_settings()).answer == 0.1

@@ -1,4 +1,5 @@
-"""Fuzzing the MCP server's tools through a real (in-memory) MCP client: every bad call is an error result naming the problem."""
+"""Fuzzing the MCP server's tools through a real (in-memory) MCP client: every bad call is an error result naming the
+problem (an unknown tool, a protocol error naming it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from deployments.settings import get_settings
 from flows.interfaces.mcp.server import build_server
@@ -35,9 +37,14 @@ def server(workspace):
 
 
 def call(server, name: str, args: dict):
+    """The tool's result, or the protocol error the call got."""
+
     async def once():
         async with Client(server) as client:
-            return await client.call_tool(name, args)
+            try:
+                return await client.call_tool(name, args)
+            except MCPError as exc:
+                return exc
 
     return anyio.run(once)
 
@@ -107,5 +114,5 @@ def test_unknown_tool_names(server, name):
     mcp, skill = server
     if name in ("search_memory", "list_skills", "solve", skill.id, skill.name):
         return
-    result = call(mcp, name, {})
-    assert result.is_error and f"unknown tool {name!r}" in result.content[0].text
+    error = call(mcp, name, {})
+    assert isinstance(error, MCPError) and error.code == -32602 and error.message.startswith(f"unknown tool {name!r}")

@@ -50,7 +50,7 @@ def test_requests_without_the_right_token_get_401_and_run_nothing(shared_store, 
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http:
             async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as client:
                 result = await client.call_tool(skill.id, {"formula": "O2"})
-                assert not result.is_error and result.structured_content == {"result": 8.5753}
+                assert not result.is_error and result.structured_content == {"result": 8.5753, "parameters": {"formula": "O2", "fmax": 0.01}}
 
     anyio.run(session)
     assert store.get_skill(skill.id).stats.uses == 1

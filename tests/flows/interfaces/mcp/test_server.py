@@ -8,12 +8,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from deployments.settings import get_settings
 from flows.interfaces.mcp.server import argument_errors
-from skills.documents import Skill, TestCase
+from skills.documents import Session, Skill, TestCase
 from skills.store import open_store
 from tasks.tools.memory import save_to_memory
 from tests.codes import N2_CODE, n2_skill
@@ -53,15 +55,19 @@ def test_stdio_session_lists_skills_as_typed_tools_and_calls_them(shared_store):
             assert schema["properties"]["fmax"]["type"] == "number" and schema["properties"]["formula"]["type"] == "string"
 
             result = await client.call_tool(skill.id, {"formula": "O2"})
-            assert not result.is_error and result.structured_content == {"result": 8.5753}
+            assert not result.is_error and result.structured_content == {"result": 8.5753, "parameters": {"formula": "O2", "fmax": 0.01}}
+            assert result.content[1].text == "parameters: formula=O2, fmax=0.01"  # the default filled in, said so
+            negative = await client.call_tool(skill.id, {"formula": "O2", "fmax": -1})  # once a run that never ended
+            assert negative.is_error and "fmax: -1 is less than or equal to the minimum of 0" in negative.content[0].text
 
             wrong = await client.call_tool(skill.id, {"formula": 2, "fmax": "fast"})
             assert wrong.is_error
             assert "fmax: 'fast' is not of type 'number'" in wrong.content[0].text and "formula: 2 is not of type 'string'" in wrong.content[0].text
             extra = await client.call_tool(skill.id, {"formula": "O2", "temperature": 300})
             assert extra.is_error and "'temperature' was unexpected" in extra.content[0].text
-            unknown = await client.call_tool("no_such_skill-v9", {})
-            assert unknown.is_error and "unknown tool 'no_such_skill-v9'" in unknown.content[0].text
+            with pytest.raises(MCPError, match="unknown tool 'no_such_skill-v9'") as unknown:
+                await client.call_tool("no_such_skill-v9", {})
+            assert unknown.value.code == -32602  # a protocol error (invalid params), as the MCP spec has it
 
             # A skill stored by another process while the server runs is a tool at once.
             learned, _ = store.put_skill(Skill(name="double", description="Twice x.", code=DOUBLE, output_type="float",
@@ -69,7 +75,7 @@ def test_stdio_session_lists_skills_as_typed_tools_and_calls_them(shared_store):
                                                test_case=TestCase(params={"x": 2.0}, expected=4.0)))  # fmt: skip
             assert learned.id in {t.name for t in (await client.list_tools()).tools}
             doubled = await client.call_tool(learned.id, {"x": 1.5, "times": 3})
-            assert doubled.structured_content == {"result": 4.5}
+            assert doubled.structured_content == {"result": 4.5, "parameters": {"x": 1.5, "times": 3}}
 
             listed = await client.call_tool("list_skills", {"query": "atomization energy"})
             assert listed.structured_content["result"][0]["id"] == skill.id
@@ -115,6 +121,10 @@ def test_solve_tool_answers_through_the_solve_flow_and_reports_failures(scripted
             solved = await client.call_tool("solve", {"query": N2_QUERY})
             assert not solved.is_error
             assert solved.structured_content["result"]["answer"] == N2_ANSWER and solved.structured_content["result"]["learned"]
+            solve_tool = next(t for t in (await client.list_tools()).tools if t.name == "solve")
+            Draft202012Validator(solve_tool.output_schema).validate(solved.structured_content)
+            session = solved.structured_content["result"]["session"]  # a new conversation, to continue
+            assert session and open_store(get_settings()).get(Session, session).turns[0].query == N2_QUERY
             assert "atomization_energy_ase_emt-v1" in {t.name for t in (await client.list_tools()).tools}
             too_long = await client.call_tool("solve", {"query": "x" * 4001})
             assert too_long.is_error and "query: 'xxxx" in too_long.content[0].text and "is too long" in too_long.content[0].text
@@ -124,5 +134,6 @@ def test_solve_tool_answers_through_the_solve_flow_and_reports_failures(scripted
             monkeypatch.setenv("EVOSKILL_LLM_BASE_URL", "http://127.0.0.1:9/v1")
             down = await client.call_tool("solve", {"query": "What is the band gap (unit: eV) of silicon with PBE? Return a float."})
             assert down.is_error and "cannot reach the LLM endpoint at http://127.0.0.1:9/v1" in down.content[0].text
+            Draft202012Validator(solve_tool.output_schema).validate(down.structured_content)  # a strict client checks errors too
 
     anyio.run(session)

@@ -41,7 +41,7 @@ def test_a_waiting_call_hears_its_place_and_one_beyond_the_queue_is_told_busy(wo
                 assert busy.is_error and "busy" in busy.content[0].text and "retry" in busy.content[0].text
                 assert not results  # the skill still waits its turn
                 holder.release()
-            assert not results["skill"].is_error and results["skill"].structured_content == {"result": 7}
+            assert not results["skill"].is_error and results["skill"].structured_content == {"result": 7, "parameters": {"a": 3, "b": 4}}
 
     anyio.run(session)
     assert heard[0] == "busy, position 1: it starts when its turn comes"
