@@ -289,7 +289,20 @@ def benchmark(
     workers: int = 1,
     out: str | None = None,
 ) -> BenchmarkSummary:
-    """Run ``systems`` on every task in ``suite`` (folders or files) ``reps`` times at each level, then report."""
+    """Run ``systems`` on every task in ``suite`` (folders or files) ``reps`` times at each level, then report.
+
+    Args:
+        suite: Task files, or folders of *.json task files, e.g. ["benchmarks/suites/starter"].
+        systems: What answers each task: reference (the known-good script), native (the model alone), deep (the
+            DeepSolver) and skills (the full agent with its skill library).
+        reps: Independent repetitions of each task.
+        levels: Query levels: 0 names the functions to use, 1 states only the goal.
+        backend: The LLM backend (embedded, openai, scripted); the settings' when empty.
+        model: The model name for that backend; the settings' when empty.
+        fresh: Start a new benchmark even if the same one is unfinished (otherwise it resumes).
+        workers: Runs in parallel.
+        out: Report folder; <workspace>/bench/<run id>/report when empty.
+    """
     started = time.perf_counter()
     loaded, chosen = plan_benchmark(suite, systems, reps, levels, workers, out)
     for problem in loaded.problems:

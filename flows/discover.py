@@ -88,7 +88,21 @@ def discover(
     out: str | None = None,
     fresh: bool = False,
 ) -> CampaignSummary:
-    """Run a campaign; ``policies`` are compared with the random baseline, which always runs."""
+    """Run a campaign; ``policies`` are compared with the random baseline, which always runs.
+
+    Args:
+        system: The chemical system, elements joined by '-', e.g. Cu-Ni-Pt.
+        oracle: What relaxes a proposal and gives its energy: emt, lj or chgnet.
+        policies: The proposal policies to compare with random, e.g. ["diversity", "ucb", "substitution"].
+        budget: Oracle queries per episode.
+        episodes: Episodes per policy; episode i uses seed + i.
+        seed: The first episode's random seed.
+        epsilon: Stability threshold in eV/atom above the convex hull.
+        max_atoms: Most atoms per proposed cell.
+        batch_size: Proposals per step, relaxed in parallel.
+        out: Report folder; <workspace>/discovery/<campaign id> when empty.
+        fresh: Rerun episodes already stored for this campaign (otherwise they are reused).
+    """
     started = time.perf_counter()
     settings = get_settings()
     spec = CampaignSpec(

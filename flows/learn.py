@@ -83,6 +83,11 @@ def learn(paths: list[str], backend: str | None = None, use_model: bool = True) 
 
     Lifting needs no model; with ``use_model`` the model is asked to rewrite a script whose stated
     constants do not change the answer (the starter library is learned without it).
+
+    Args:
+        paths: Task files (JSON with a question and a known-good script) or folders of them.
+        backend: The LLM backend for rewriting scripts (embedded, openai, scripted); the settings' when empty.
+        use_model: Ask the model to rewrite a script whose stated constants do not change its answer.
     """
     settings = get_settings(llm_backend=backend)
     llm: LLMClient | None = None

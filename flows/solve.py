@@ -17,7 +17,9 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
+from prefect.states import Cancelled
 
+from deployments.cancel import cancel_requested
 from deployments.files import write_atomic
 from deployments.llm.client import LLMClient, make_client
 from deployments.llm.transport import LLMError
@@ -242,7 +244,7 @@ def run_solve(
                 t.learned = learn_from_solve(request, t, path, store, llm, settings)
                 result.learned = t.learned.stored
                 result.skill_id = t.learned.skill_id
-            elif not result.success:
+            elif not result.success and not cancel_requested():  # a solve its caller cancelled did not fail on its own
                 remember_failure(store, request, path, result)
         except Exception as exc:  # noqa: BLE001 - reported as the learn stage's failure
             learn_error = f"{type(exc).__name__}: {exc}"
@@ -296,6 +298,8 @@ def solve_flow(
     result = run_solve(query, settings, session=session, user=user)
     if result.success or result.path in ("clarify", "feedback"):
         return result
+    if cancel_requested():
+        return Cancelled(message="cancelled by its caller", data=result)  # type: ignore[return-value]  # the run ends Cancelled; solve() gives callers the result
     return failed_state(result, f"no answer: {result.error or 'no attempt produced one'}")  # type: ignore[return-value]  # the run ends Failed; solve() gives callers the result
 
 

@@ -39,3 +39,15 @@ def test_discovery_campaign_parameters_are_accepted_by_the_flow(monkeypatch):
     flow = load_flow_from_entrypoint(campaign["entrypoint"])
     params = flow.validate_parameters(campaign["parameters"])
     assert params["oracle"] == "emt" and params["budget"] == 50 and "ucb" in params["policies"]
+
+
+def test_every_deployment_parameter_is_described_in_the_run_form(monkeypatch):
+    """Prefect's custom-run form shows each parameter's description, read from the flow's docstring ``Args:``."""
+    from prefect.utilities.callables import parameter_schema
+
+    monkeypatch.chdir(ROOT)
+    for deployment in yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]:
+        flow = load_flow_from_entrypoint(deployment["entrypoint"])
+        properties = parameter_schema(flow).model_dump()["properties"]
+        undescribed = [name for name, field in properties.items() if len(field.get("description") or "") < 10]
+        assert not undescribed, (deployment["name"], undescribed)

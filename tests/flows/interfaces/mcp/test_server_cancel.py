@@ -7,6 +7,7 @@ the test, and the host's ``/proc`` is read for processes whose command line hold
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -15,11 +16,12 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from prefect.client.orchestration import get_client
 
 from deployments.settings import get_settings
 from flows.interfaces.mcp import server
 from flows.interfaces.mcp.server import build_server
-from skills.documents import Skill, TestCase
+from skills.documents import Experience, Skill, TestCase
 from skills.params import signature_schema
 from skills.store import open_store
 from tests.codes import N2_CODE, N2_QUERY
@@ -109,7 +111,7 @@ def test_a_client_that_asks_for_progress_hears_a_long_skill_running(workspace, m
     async def session() -> None:
         async with Client(build_server(settings)) as client:
             result = await client.call_tool(skill.id, {"seconds": 2.0}, progress_callback=progress)
-            assert not result.is_error and result.structured_content == {"result": 2.0}
+            assert not result.is_error and result.structured_content == {"result": 2.0, "parameters": {"seconds": 2.0}}
             silent = await client.call_tool(skill.id, {"seconds": 0.1})  # no progress asked: none sent, nothing breaks
             assert not silent.is_error
 
@@ -176,3 +178,11 @@ def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(
     assert [call["stage"] for call in trajectory["llm_calls"]] == ["triage", "research"]  # none after the cancel
     assert trajectory["code_agent"]["execution"]["cancelled"] is True
     assert not trajectory["result"]["success"]
+    assert not open_store(settings).all(Experience), "a cancelled solve is not remembered as a failure"
+
+    async def flow_state():
+        async with get_client() as client:
+            return (await client.read_flow_run(trajectory["result"]["flow_run_id"])).state
+
+    state = asyncio.run(flow_state())
+    assert state.is_cancelled() and state.message == "cancelled by its caller"
