@@ -9,6 +9,7 @@ from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
 from deployments.llm.client import LLMClient
+from deployments.run_states import failed_state, outcome_of
 from deployments.settings import Settings
 from deployments.task_runners import task_runner
 from tasks.code_agent import code_agent
@@ -23,7 +24,7 @@ from tasks.models import (
 )
 from tasks.output import output_processor
 from tasks.research import research
-from tasks.stage import failed_state, outcome_of, run_stage
+from tasks.stage import run_stage
 
 __all__ = ["DeepSolveOutcome", "deep_solve", "run_deep_solve", "debug_strategies"]
 

@@ -17,11 +17,11 @@ from pydantic import BaseModel, Field, JsonValue
 
 from deployments.job_runners import JobOutcome, JobRunner, job_runner
 from deployments.progress import report
+from deployments.run_states import failed_state, outcome_of
 from deployments.settings import get_settings
 from skills.maker import SkillMaker
 from skills.params import params_text, validate_params
 from skills.store import open_store
-from tasks.stage import failed_state, outcome_of
 
 __all__ = ["SkillOutput", "run_skill", "run_skill_flow", "store_outcomes", "job_label"]
 

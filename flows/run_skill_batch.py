@@ -32,13 +32,13 @@ from tqdm import tqdm
 
 from deployments.job_runners import JobOutcome, job_runner
 from deployments.progress import report
+from deployments.run_states import failed_state, outcome_of
 from deployments.settings import get_settings
 from flows.run_skill import job_label, store_outcomes
 from skills.documents import BatchItem, Skill, SkillBatch
 from skills.maker import SkillMaker
 from skills.params import ParameterError, validate_params
 from skills.store import SkillStore, open_store
-from tasks.stage import failed_state, outcome_of
 
 __all__ = ["BatchSummary", "ItemFailure", "run_skill_batch", "run_skill_batch_flow", "batch_answers"]
 

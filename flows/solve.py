@@ -25,6 +25,7 @@ from deployments.llm.client import LLMClient, make_client
 from deployments.llm.transport import LLMError
 from deployments.progress import report
 from deployments.run_outputs import OutputRefused, copy_images, read_image
+from deployments.run_states import failed_state, outcome_of
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
@@ -48,7 +49,7 @@ from tasks.models import (
 from tasks.output import output_processor
 from tasks.recall import recall
 from tasks.simple import simple_solve
-from tasks.stage import failed_state, outcome_of, run_stage
+from tasks.stage import run_stage
 from tasks.triage import triage
 
 __all__ = ["solve", "solve_flow", "run_solve"]

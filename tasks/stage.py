@@ -3,7 +3,7 @@ rule, and a run state that tells the truth.
 
 A stage that did not do its job ends its task run *Failed*, with the reason as the state's message, and keeps its
 outcome as the state's result: ``run_stage`` (and ``outcome_of`` for a state at hand) gives the caller that outcome
-either way, so the solve goes on with the next stage as before, while the Prefect UI shows the stage in red.
+either way (``deployments/run_states.py``), so the solve goes on with the next stage as before, while the Prefect UI shows the stage in red.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import time
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from prefect.states import Failed, State
+from prefect.states import State
 
 from deployments.llm.transport import LLMTransientError
+from deployments.run_states import failed_state, outcome_of
 from tasks.models import StageOutcome
 
-__all__ = ["Stopwatch", "retry_on_transient", "settled", "failed_state", "outcome_of", "run_stage"]
+__all__ = ["Stopwatch", "retry_on_transient", "settled", "run_stage"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -41,11 +42,6 @@ def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:
     return isinstance(state.result(raise_on_failure=False, _sync=True), LLMTransientError)
 
 
-def failed_state(value: T, message: str) -> State[T]:
-    """A *Failed* run state that keeps ``value`` as its result (read back with ``outcome_of``)."""
-    return Failed(message=message[:2000], data=value)
-
-
 def settled(stage: Callable[P, Outcome]) -> Callable[P, Outcome]:
     """Wrap a stage's function (under ``@task``) so that an outcome that did not succeed ends the task run Failed."""
 
@@ -57,14 +53,6 @@ def settled(stage: Callable[P, Outcome]) -> Callable[P, Outcome]:
         return failed_state(outcome, outcome.error or f"{outcome.stage} did not succeed")  # type: ignore[return-value]  # Prefect makes a returned state the run's end and gives callers its result
 
     return run
-
-
-def outcome_of(state: State[T]) -> T:
-    """The value a task or flow run ended with, Completed or Failed; an exception it raised (or a crash) is raised again."""
-    value = state.result(raise_on_failure=False, _sync=True)  # type: ignore[call-overload]  # sync even where an event loop runs in this thread (Prefect would return a coroutine)
-    if isinstance(value, BaseException):
-        raise value
-    return value
 
 
 def run_stage(stage: Callable[..., T], *args: Any, **kwargs: Any) -> T:
