@@ -11,7 +11,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from deployments.sandbox import execute
 from deployments.sandbox.cgroups import RunCgroups
 from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
 from deployments.sandbox.models import ExecutionResult
+from tests.processes import marked
 
 
 @pytest.fixture(params=["bwrap", "unshare", "none"])
@@ -49,19 +49,6 @@ def limits(request: pytest.FixtureRequest, isolation: str, executor: str, monkey
         found = execute._executor_for(isolation, chosen)
         assert found is not None and found.waiting_cgroups == ([] if request.param == "no cgroups" else found.waiting_cgroups)
     return chosen
-
-
-def _marked(marker: str) -> list[int]:
-    """The host's processes whose command line holds ``marker`` (a zombie's is empty)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
 
 
 def _until(condition: Callable[[], bool], timeout_s: float) -> float:
@@ -94,10 +81,10 @@ def test_a_cancelled_run_stops_at_once_and_leaves_no_process(limits, executor, t
     marker = f"evoskill-cancel-test-{uuid.uuid4().hex}"
     cancel = threading.Event()
     thread, box = _run_in_background(lambda: run_code(_sleeper(marker), tmp_path, limits, "cancelled", cancel))
-    _until(lambda: bool(_marked(marker)), 60)  # the run is under way
+    _until(lambda: bool(marked(marker)), 60)  # the run is under way
     cancel.set()
     returned_s = _until(lambda: not thread.is_alive(), 10)
-    gone_s = _until(lambda: not _marked(marker), 10)
+    gone_s = _until(lambda: not marked(marker), 10)
     print(f"\n{limits.isolation}/{executor}: returned {returned_s:.2f} s and its processes gone {gone_s:.2f} s after the cancel")
     result = box["result"]
     assert result.cancelled and not result.timed_out and not result.ok
@@ -126,9 +113,9 @@ def test_a_run_takes_the_cancel_of_the_call_it_runs_in(isolation, tmp_path):
             return run_code(_sleeper(marker), tmp_path, limits, "in-a-call")
 
     thread, box = _run_in_background(call)
-    _until(lambda: bool(_marked(marker)), 60)
+    _until(lambda: bool(marked(marker)), 60)
     cancel.set()
     _until(lambda: not thread.is_alive(), 10)
-    _until(lambda: not _marked(marker), 10)
+    _until(lambda: not marked(marker), 10)
     assert box["result"].cancelled
     assert run_code("print(2)\n", tmp_path, limits).answer == 2  # outside the call: no cancel

@@ -11,7 +11,6 @@ import asyncio
 import json
 import time
 import uuid
-from pathlib import Path
 
 import anyio
 import pytest
@@ -25,6 +24,7 @@ from skills.documents import Experience, Skill, TestCase
 from skills.params import signature_schema
 from skills.store import open_store
 from tests.codes import N2_CODE, N2_QUERY
+from tests.processes import marked
 
 
 def _sleeper_code(marker: str) -> str:
@@ -41,19 +41,6 @@ def _sleeper(marker: str) -> Skill:
     code = _sleeper_code(marker)
     return Skill(name="sleeper", description="Sleeps.", code=code, parameters=signature_schema(code), output_type="float",
                  test_case=TestCase(params={"seconds": 0.1}, expected=0.1))  # fmt: skip
-
-
-def _marked(marker: str) -> list[int]:
-    """The host's processes whose command line holds ``marker`` (a zombie's is empty)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
 
 
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
@@ -81,12 +68,12 @@ def test_a_call_the_client_cancels_kills_its_sandboxed_run_at_once(workspace, mo
 
                 group.start_soon(call)
                 with anyio.fail_after(60):
-                    while not _marked(marker):
+                    while not marked(marker):
                         await anyio.sleep(0.05)
                 group.cancel_scope.cancel()  # the client sends notifications/cancelled
             timings["cancelled"] = time.monotonic()
             with anyio.fail_after(10):
-                while _marked(marker):
+                while marked(marker):
                     await anyio.sleep(0.02)
             timings["gone_s"] = time.monotonic() - timings["cancelled"]
             assert (await client.call_tool("list_skills", {})).structured_content is not None  # the server still serves
@@ -159,12 +146,12 @@ def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(
             async with anyio.create_task_group() as group:
                 group.start_soon(client.call_tool, "solve", {"query": N2_QUERY})
                 with anyio.fail_after(120):
-                    while not _marked(marker):
+                    while not marked(marker):
                         await anyio.sleep(0.05)
                 group.cancel_scope.cancel()
             cancelled = time.monotonic()
             with anyio.fail_after(10):
-                while _marked(marker):
+                while marked(marker):
                     await anyio.sleep(0.02)
             timings["gone_s"] = time.monotonic() - cancelled
             with anyio.fail_after(60):  # the solve ends: its trajectory is written
