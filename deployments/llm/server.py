@@ -225,6 +225,8 @@ def _end_supervisor(state_path: Path, state: ServerState) -> None:
     except (ProcessLookupError, PermissionError):  # gone, or not ours
         return
     if _gone_within(lambda: is_supervisor(state), _STOP_WAIT_S):
+        # its command line goes as it exits, a moment before the process does: wait for that too (never signalled)
+        _gone_within(lambda: process_alive(state.pid), 2.0)
         return
     try:
         os.killpg(state.pid, signal.SIGKILL)  # its own session: the group is the supervisor and the server
