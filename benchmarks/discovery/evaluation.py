@@ -97,11 +97,11 @@ class Evaluator:
 
     def _on_dask(self, oracle: Oracle, structures: list[Structure]) -> list[OracleResult]:
         """One atomate2 job per structure, run by the Dask job runner; results in the structures' order."""
-        from jobflow import Flow
+        from jobflow import Flow, Job
 
         from deployments.job_runners import DaskJobRunner
 
-        jobs = [oracle_job(oracle, s) for s in structures]
+        jobs: list[Flow | Job] = [oracle_job(oracle, s) for s in structures]
         outcomes = {o.uuid: o for o in DaskJobRunner(self.client).run(Flow(jobs))}
         return [oracle_result(outcomes[j.uuid].document, outcomes[j.uuid].error, outcomes[j.uuid].wall_s) for j in jobs]
 

@@ -16,6 +16,7 @@ the energy of each ionic step kept in the task document.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,7 @@ from atomate2.forcefields.utils import MLFF, ase_calculator
 
 from benchmarks.discovery.lennard_jones import MultiLennardJones
 
-__all__ = ["relax_settings", "EmtRelaxMaker", "MultiLennardJonesRelaxMaker", "CHGNetRelaxMaker"]
+__all__ = ["relax_settings", "EmtRelaxMaker", "MultiLennardJonesRelaxMaker", "CHGNetRelaxMaker", "CalculatorRelaxMaker"]
 
 
 def relax_settings(fmax: float, steps: int) -> dict[str, Any]:
@@ -50,6 +51,19 @@ class MultiLennardJonesRelaxMaker(AseRelaxMaker):
 
     def _get_calculator(self) -> Calculator:
         return MultiLennardJones(**self.calculator_kwargs)
+
+
+@dataclass
+class CalculatorRelaxMaker(AseRelaxMaker):
+    """atomate2's generic ASE relaxation with the calculator ``calculator_factory`` builds (an oracle's own)."""
+
+    name: str = "ASE relaxation"
+    calculator_factory: Callable[[], Calculator] | None = None
+
+    def _get_calculator(self) -> Calculator:
+        if self.calculator_factory is None:
+            raise ValueError("CalculatorRelaxMaker needs a calculator_factory")
+        return self.calculator_factory()
 
 
 @dataclass

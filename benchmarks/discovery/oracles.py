@@ -35,6 +35,7 @@ from pymatgen.core import Element, Structure
 from benchmarks.discovery.lennard_jones import MultiLennardJones, lj_pair, lj_parameters
 
 if TYPE_CHECKING:
+    from ase.calculators.calculator import Calculator
     from atomate2.ase.jobs import AseRelaxMaker
     from jobflow import Job
 
@@ -71,16 +72,33 @@ class OracleResult(BaseModel):
 
 @dataclass(frozen=True)
 class Oracle(ABC):
-    """Relaxes structures with one calculator. Subclasses say which elements they know and build the calculator."""
+    """Relaxes structures with one calculator. Subclasses say which elements they know and build the atomate2 maker."""
 
     name: str = "oracle"
     fmax: float = 0.02
     max_steps: int = 500
     surrogate: str | None = field(default=None, metadata={"doc": "a cheaper oracle to rank candidates for this one"})
 
-    @abstractmethod
     def maker(self) -> AseRelaxMaker:
-        """A fresh atomate2 relax maker with this oracle's relaxation (``fmax``, ``max_steps``)."""
+        """A fresh atomate2 relax maker with this oracle's relaxation (``fmax``, ``max_steps``).
+
+        That is atomate2's maker for the oracle (``_maker``), or, for a subclass that overrides
+        ``calculator()`` (a new potential, a test double), atomate2's generic ASE relax maker around it.
+        """
+        from benchmarks.discovery.oracle_makers import CalculatorRelaxMaker, relax_settings
+
+        settings = relax_settings(self.fmax, self.max_steps)
+        if type(self).calculator is not Oracle.calculator:
+            return CalculatorRelaxMaker(calculator_factory=self.calculator, **settings)
+        return self._maker(settings)
+
+    @abstractmethod
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        """atomate2's maker for this oracle, built with ``settings`` (``oracle_makers.relax_settings``)."""
+
+    def calculator(self) -> Calculator:
+        """An ASE calculator of the subclass's own, relaxed by atomate2's generic maker (see ``maker``)."""
+        return self.maker().calculator
 
     def unsupported(self, elements: list[str]) -> list[str]:
         """Elements this oracle has no parameters for."""
@@ -142,10 +160,10 @@ class EMTOracle(Oracle):
     name: str = "emt"
     surrogate: str | None = "lj"
 
-    def maker(self) -> AseRelaxMaker:
-        from benchmarks.discovery.oracle_makers import EmtRelaxMaker, relax_settings
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        from benchmarks.discovery.oracle_makers import EmtRelaxMaker
 
-        return EmtRelaxMaker(**relax_settings(self.fmax, self.max_steps))
+        return EmtRelaxMaker(**settings)
 
     def unsupported(self, elements: list[str]) -> list[str]:
         return [e for e in elements if e not in EMT_ELEMENTS]
@@ -160,10 +178,10 @@ class LJOracle(Oracle):
 
     name: str = "lj"
 
-    def maker(self) -> AseRelaxMaker:
-        from benchmarks.discovery.oracle_makers import MultiLennardJonesRelaxMaker, relax_settings
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        from benchmarks.discovery.oracle_makers import MultiLennardJonesRelaxMaker
 
-        return MultiLennardJonesRelaxMaker(**relax_settings(self.fmax, self.max_steps))
+        return MultiLennardJonesRelaxMaker(**settings)
 
 
 @dataclass(frozen=True)
@@ -173,12 +191,12 @@ class CHGNetOracle(Oracle):
     name: str = "chgnet"
     surrogate: str | None = "lj"
 
-    def maker(self) -> AseRelaxMaker:
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
         if find_spec("chgnet") is None:  # atomate2 would fall back to matgl's CHGNet, another model
             raise OracleError("the chgnet oracle needs the chgnet package: pip install 'evoskill[mlip]'")
-        from benchmarks.discovery.oracle_makers import CHGNetRelaxMaker, relax_settings
+        from benchmarks.discovery.oracle_makers import CHGNetRelaxMaker
 
-        return CHGNetRelaxMaker(**relax_settings(self.fmax, self.max_steps))
+        return CHGNetRelaxMaker(**settings)
 
     def unsupported(self, elements: list[str]) -> list[str]:
         return [e for e in elements if Element(e).Z > 94]
