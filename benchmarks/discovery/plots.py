@@ -24,7 +24,7 @@ def plot_acquisition(metrics: list[PolicyMetrics], title: str, path: Path) -> Pa
     for m in metrics:
         t = np.arange(len(m.mean_curve))
         mean, sem = np.array(m.mean_curve), np.array(m.sem_curve)
-        ax.plot(t, mean, "--" if m.policy == "random" else "-", label=f"{m.policy} (AUDC {m.audc:.2f})")
+        ax.plot(t, mean, "--" if m.baseline else "-", label=f"{m.policy} (AUDC {m.audc:.2f})")
         ax.fill_between(t, mean - sem, mean + sem, alpha=0.2)
     ax.set_xlabel("oracle queries t")
     ax.set_ylabel("stable, unique, novel found D(t)")
