@@ -1,4 +1,4 @@
-"""Closed-loop discovery campaigns as a Prefect flow: policies × episodes against the random baseline.
+"""Closed-loop discovery campaigns as a Prefect flow: policies × episodes against a random baseline.
 
 Each episode is a Prefect task (on the Dask cluster when one is configured, so episodes run in
 parallel processes) and is stored as soon as it ends: running the same campaign again resumes it
@@ -8,7 +8,9 @@ from the store; each episode's H0 is the elements plus a seeded ``known_fraction
 phases, and the rest are what recall and precision count. The report folder gets ``acquisition.png``
 (D(t) and held-out phases found, mean ± s.e.m.), ``hull.png`` (the ground-truth hull with H0 and each
 policy's discoveries), ``phase_diagram.png`` (before/after, first episode of the first non-baseline
-policy), ``metrics.md``, and ``campaign.json``.
+policy), ``metrics.md`` (with a "Conventions" section: the baseline's pipeline, AF and EF edge cases),
+and ``campaign.json``. The baseline is MADE's unfiltered random generator (``baseline="made"``) or the
+filtered random preset (``baseline="filtered"``); the campaign id tells them apart.
 
 >>> summary = discover("Cu-Ni-Pt", oracle="emt", policies=["diversity"], budget=10, episodes=2)  # doctest: +SKIP
 >>> summary.metrics[1].af                                                                         # doctest: +SKIP
@@ -27,6 +29,7 @@ from pydantic import BaseModel, Field
 from benchmarks.discovery.campaign import (
     CampaignSpec,
     PolicyMetrics,
+    conventions,
     markdown_table,
     summarise,
     truth_table,
@@ -35,7 +38,7 @@ from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec, run_episode
 from benchmarks.discovery.evaluation import OracleCache, episode_evaluator
 from benchmarks.discovery.groundtruth import GroundTruth, ground_truth
 from benchmarks.discovery.oracles import make_oracle
-from benchmarks.discovery.policy_factory import needs_llm
+from benchmarks.discovery.policy_factory import BaselineName, needs_llm
 from benchmarks.discovery.system import ChemicalSystem
 from deployments.progress import report
 from deployments.settings import Settings, get_settings
@@ -68,6 +71,8 @@ class CampaignSummary(BaseModel):
     oracle: str
     budget: int
     episodes: int
+    baseline: str = Field(description="made (MADE's unfiltered random generator) or filtered: what AF and EF compare with.")
+    conventions: str = Field(description="The report's Conventions section (markdown): baseline pipeline, AF and EF edge cases.")
     resumed: int = Field(description="Episodes taken from the store instead of being run again.")
     metrics: list[PolicyMetrics]
     oracle_evaluations: int
@@ -123,6 +128,7 @@ def discover(
     truth_atoms: int = 4,
     out: str | None = None,
     fresh: bool = False,
+    baseline: BaselineName = "made",
 ) -> CampaignSummary:
     """Run a campaign; ``policies`` are compared with the random baseline, which always runs.
 
@@ -140,13 +146,14 @@ def discover(
         truth_atoms: Most atoms in the ground truth's derivative supercells (at most max_atoms); 0 runs without a ground truth.
         out: Report folder; <workspace>/discovery/<campaign id> when empty.
         fresh: Rerun episodes already stored for this campaign (otherwise they are reused).
+        baseline: What AF and EF compare with: made (MADE's random generator, no filters) or filtered (the filtered random preset).
     """
     started = time.perf_counter()
     settings = get_settings()
     spec = CampaignSpec(
         system=ChemicalSystem.parse(system, max_atoms=max_atoms), oracle=oracle, policies=policies or ["diversity"],
         budget=budget, episodes=episodes, seed=seed, epsilon=epsilon, batch_size=batch_size, known_fraction=known_fraction,
-        truth_atoms=truth_atoms,
+        truth_atoms=truth_atoms, baseline=baseline,
     )  # fmt: skip
     make_oracle(oracle).check(spec.system.elements)
     campaign_id = spec.campaign_id()
@@ -167,11 +174,12 @@ def discover(
         fresh_results = [f.result() for f in futures]
     order = spec.all_policies
     results = sorted([*done.values(), *fresh_results], key=lambda r: (order.index(r.spec.policy), r.spec.seed))
-    metrics = summarise(results)
+    metrics = summarise(results, spec.baseline_policy)
     report_dir = Path(out) if out else settings.workspace.resolve() / "discovery" / campaign_id
     _write_report(report_dir, spec, metrics, results, truth)
     summary = CampaignSummary(
-        campaign_id=campaign_id, system=spec.system.name, oracle=oracle, budget=budget, episodes=episodes, resumed=len(done),
+        campaign_id=campaign_id, system=spec.system.name, oracle=oracle, budget=budget, episodes=episodes, baseline=spec.baseline,
+        conventions=conventions(spec), resumed=len(done),
         metrics=metrics, oracle_evaluations=sum(r.oracle_evaluations for r in fresh_results),
         cache_hits=sum(r.cache_hits for r in fresh_results), oracle_wall_s=sum(r.wall_s for r in fresh_results),
         report_dir=str(report_dir), wall_s=time.perf_counter() - started, truth=truth_summary,
@@ -181,7 +189,7 @@ def discover(
         id=campaign_id, config=spec.model_dump(mode="json"), status="done", metrics=[m.model_dump(mode="json") for m in metrics],
         report_dir=str(report_dir), finished=datetime.now(timezone.utc),
     ))  # fmt: skip
-    create_markdown_artifact(markdown=f"# Discovery {campaign_id}\n\n{markdown_table(metrics)}\n\n{truth_table(metrics)}", key="discovery-campaign")
+    create_markdown_artifact(markdown=f"# Discovery {campaign_id}\n\n{markdown_table(metrics)}\n\n{truth_table(metrics)}\n\n{summary.conventions}", key="discovery-campaign")
     report("discover", "done", f"{campaign_id}: report in {report_dir}")
     return summary
 
@@ -190,9 +198,9 @@ def _write_report(folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics]
     from benchmarks.discovery.plots import plot_acquisition, plot_hull, plot_phase_diagrams
 
     folder.mkdir(parents=True, exist_ok=True)
-    title = f"{spec.system.name}, {spec.oracle}, B={spec.budget}, {spec.episodes} episodes"
+    title = f"{spec.system.name}, {spec.oracle}, B={spec.budget}, {spec.episodes} episodes, baseline {spec.baseline}"
     plot_acquisition(metrics, title, folder / "acquisition.png")
-    shown = next((r for r in results if r.spec.policy != "random"), results[0])
+    shown = next((r for r in results if r.spec.policy != spec.baseline_policy), results[0])
     plot_phase_diagrams(shown, folder / "phase_diagram.png")
     truth_text = ""
     if truth is not None:
@@ -201,6 +209,5 @@ def _write_report(folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics]
         truth_text = (f"\n## Against the ground truth\n\n{truth_line(spec.system.name, spec.oracle, summary)}; "
                       f"H0 holds {spec.known_fraction:.0%} of the stable phases (seeded per episode).\n\n{truth_table(metrics)}\n")  # fmt: skip
     notes = [f"- {r.spec.policy} (seed {r.spec.seed}): {n}" for r in results for n in [*r.notes[:3], *([r.stopped] if r.stopped else [])]]
-    (folder / "metrics.md").write_text(
-        f"# {title}\n\n{markdown_table(metrics)}\n{truth_text}" + ("\n## Notes\n" + "\n".join(notes) + "\n" if notes else "")
-    )
+    text = f"# {title}\n\n{markdown_table(metrics)}\n{truth_text}\n{conventions(spec)}\n"
+    (folder / "metrics.md").write_text(text + ("\n## Notes\n" + "\n".join(notes) + "\n" if notes else ""))

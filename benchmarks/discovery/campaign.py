@@ -1,10 +1,12 @@
-"""A campaign: policies × episodes on one environment, summarised against the random baseline.
+"""A campaign: policies × episodes on one environment, summarised against a random baseline.
 
 Per policy: mean ± s.e.m. over episodes of AUDC and mSUN; AF(1) and EF(B) on the mean curves
 (policy vs baseline); diversity of the proposals (mean composition L1, unique compositions,
-unique space groups, per episode, averaged). With a ground truth, each episode's H0 holds a seeded
-``known_fraction`` of its stable phases (episode i of every policy the same ones), and recall,
-precision and hit rate against the held-out rest are averaged too (``truth_table``).
+unique space groups, per episode, averaged). The baseline is MADE's unfiltered random generator
+unless ``baseline="filtered"``; ``conventions`` states it and the AF/EF edge cases for the report.
+With a ground truth, each episode's H0 holds a seeded ``known_fraction`` of its stable phases (episode
+i of every policy the same ones), and recall, precision and hit rate against the held-out rest are
+averaged too (``truth_table``).
 """
 
 from __future__ import annotations
@@ -18,17 +20,18 @@ from pydantic import BaseModel, Field
 from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec
 from benchmarks.discovery.groundtruth import GroundTruth, TruthSettings
 from benchmarks.discovery.metrics import (
+    EF_CAP,
     acceleration_factor,
     audc,
     enhancement_factor,
     mean_composition_distance,
     mean_sem,
 )
+from benchmarks.discovery.policy import PipelinePolicy
+from benchmarks.discovery.policy_factory import BASELINES, BaselineName, make_policy
 from benchmarks.discovery.system import ChemicalSystem, normalised
 
-__all__ = ["CampaignSpec", "PolicyMetrics", "summarise", "markdown_table", "truth_table", "BASELINE"]
-
-BASELINE = "random"
+__all__ = ["CampaignSpec", "PolicyMetrics", "summarise", "markdown_table", "truth_table", "conventions"]
 
 
 class CampaignSpec(BaseModel):
@@ -49,11 +52,17 @@ class CampaignSpec(BaseModel):
         if not self.truth_atoms:
             return None
         return TruthSettings(supercell_atoms=min(self.truth_atoms, self.system.max_atoms), prototype_atoms=self.system.max_atoms)
+    baseline: BaselineName = Field(default="made", description="made: MADE's unfiltered random generator; filtered: the filtered random preset.")
+
+    @property
+    def baseline_policy(self) -> str:
+        """The policy every AF and EF compares with (``made-random`` or ``random``)."""
+        return BASELINES[self.baseline].policy
 
     @property
     def all_policies(self) -> list[str]:
-        """The policies with the random baseline first (always run: every metric compares with it)."""
-        return [BASELINE] + [p for p in self.policies if p != BASELINE]
+        """The policies with the baseline first (always run: every metric compares with it)."""
+        return [self.baseline_policy] + [p for p in self.policies if p != self.baseline_policy]
 
     def episode_specs(self, truth: GroundTruth | None = None) -> list[tuple[int, EpisodeSpec]]:
         """``(i, spec)`` for episode i of every policy; episode i uses seed + i (and, with ``truth``, its split of H0)."""
@@ -80,8 +89,11 @@ class PolicyMetrics(BaseModel):
     audc_sem: float
     msun: float
     msun_sem: float
+    baseline: bool = Field(default=False, description="This policy is the campaign's baseline.")
     af: float | None = Field(description="AF(1) on the mean curves; None if the policy's mean curve never reaches 1.")
-    ef: float | None = Field(description="EF(B) on the mean curves; None if the baseline found nothing.")
+    af_lower_bound: bool = Field(default=False, description="The baseline's mean curve never reaches 1: af = B/t_policy(1) < the true AF.")
+    ef: float | None = Field(description=f"EF(B) on the mean curves, capped at {EF_CAP:g}; None if neither found anything.")
+    ef_capped: bool = Field(default=False, description="ef is the cap, a lower bound (the baseline found nothing, or the ratio exceeds it).")
     discoveries: float = Field(description="Mean D(B).")
     composition_l1: float
     unique_compositions: float
@@ -123,25 +135,28 @@ def _truth(episodes: list[EpisodeResult]) -> dict:
     return out
 
 
-def summarise(results: list[EpisodeResult]) -> list[PolicyMetrics]:
-    """Metrics per policy (baseline first), from finished episodes."""
+def summarise(results: list[EpisodeResult], baseline_policy: str = BASELINES["made"].policy) -> list[PolicyMetrics]:
+    """Metrics per policy (the baseline first), from finished episodes."""
     by_policy: dict[str, list[EpisodeResult]] = {}
     for result in results:
         by_policy.setdefault(result.spec.policy, []).append(result)
-    if BASELINE not in by_policy:
-        raise ValueError("the campaign has no random-baseline episodes to compare with")
-    baseline = np.mean([r.curve for r in by_policy[BASELINE]], axis=0)
+    if baseline_policy not in by_policy:
+        raise ValueError(f"the campaign has no episodes of its baseline {baseline_policy!r} to compare with")
+    baseline = np.mean([r.curve for r in by_policy[baseline_policy]], axis=0)
     out = []
-    for policy, episodes in by_policy.items():
+    for policy in [baseline_policy, *(p for p in by_policy if p != baseline_policy)]:
+        episodes = by_policy[policy]
         curves = np.array([r.curve for r in episodes], dtype=float)
         mean_curve = curves.mean(0)
         sem_curve = curves.std(0, ddof=1) / np.sqrt(len(curves)) if len(curves) > 1 else np.zeros_like(mean_curve)
         a, a_sem = mean_sem([audc(c) for c in curves])
         m, m_sem = mean_sem([r.msun for r in episodes])
         diversity = np.array([_diversity(r) for r in episodes], dtype=float).mean(0)
+        af, ef = acceleration_factor(baseline, mean_curve, 1), enhancement_factor(baseline, mean_curve)
         out.append(PolicyMetrics(
-            policy=policy, episodes=len(episodes), audc=a, audc_sem=a_sem, msun=m, msun_sem=m_sem,
-            af=acceleration_factor(baseline, mean_curve, 1), ef=enhancement_factor(baseline, mean_curve),
+            policy=policy, episodes=len(episodes), audc=a, audc_sem=a_sem, msun=m, msun_sem=m_sem, baseline=policy == baseline_policy,
+            af=af.value if af else None, af_lower_bound=af is not None and af.lower_bound,
+            ef=ef.value if ef else None, ef_capped=ef is not None and ef.lower_bound,
             discoveries=float(mean_curve[-1]), composition_l1=float(diversity[0]), unique_compositions=float(diversity[1]),
             unique_spacegroups=float(diversity[2]), failed_queries=float(np.mean([sum(not r.ok for r in e.records) for e in episodes])),
             mean_curve=mean_curve.round(4).tolist(), sem_curve=sem_curve.round(4).tolist(),
@@ -150,18 +165,40 @@ def summarise(results: list[EpisodeResult]) -> list[PolicyMetrics]:
     return out
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _num(value: float | None, digits: int = 2, bound: bool = False) -> str:
+    return "—" if value is None else f"{'≥ ' if bound else ''}{value:.{digits}f}"
+
+
+def conventions(spec: CampaignSpec) -> str:
+    """The report's "Conventions" section: the baseline's pipeline, AF and EF with their edge cases."""
+    chosen = BASELINES[spec.baseline]
+    policy = make_policy(chosen.policy)
+    assert isinstance(policy, PipelinePolicy)  # the baselines are pipelines without an LLM
+    system = spec.system
+    return "\n".join([
+        "## Conventions",
+        "",
+        f"- **Baseline** `{spec.baseline}` (policy `{chosen.policy}`): {chosen.summary}. Pipeline: {policy.describe()}; "
+        f"cells of {system.min_atoms}–{system.max_atoms} atoms of {system.name} (`--max-atoms`), the same bounds as every policy. "
+        f"Every AF and EF compares with its mean curve (`--baseline` {' or '.join(BASELINES)}).",
+        "- **AF(1)** = t_baseline(1) / t_policy(1), t(k) the first query where the mean curve D(t) ≥ k. "
+        "Baseline never reaching 1 within B: `≥ B/t_policy(1)`, a lower bound (it needs more than B queries; MADE's code gives 0). "
+        "Policy never reaching 1: — (MADE's code gives 0).",
+        f"- **EF(B)** = D_policy(B) / D_baseline(B), capped at {EF_CAP:g} as in MADE: `≥ {EF_CAP:g}` when the baseline found nothing "
+        "and the policy did (or the ratio exceeds the cap); — when neither found anything.",
+        "- `≥ x`: a lower bound; —: undefined.",
+    ])  # fmt: skip
 
 
 def markdown_table(metrics: list[PolicyMetrics]) -> str:
+    """One row per policy; the baseline row is marked, lower bounds read ``≥ x`` (see ``conventions``)."""
     lines = [
         "| policy | AF(1) | EF(B) | AUDC | mSUN | D(B) | comp. L1 | unique comps | unique SGs | failed |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in metrics:
         lines.append(
-            f"| {m.policy} | {_num(m.af)} | {_num(m.ef)} | {m.audc:.3f} ± {m.audc_sem:.3f} | {m.msun:.3f} ± {m.msun_sem:.3f} | "
+            f"| {m.policy}{' (baseline)' if m.baseline else ''} | {_num(m.af, bound=m.af_lower_bound)} | {_num(m.ef, bound=m.ef_capped)} | {m.audc:.3f} ± {m.audc_sem:.3f} | {m.msun:.3f} ± {m.msun_sem:.3f} | "
             f"{m.discoveries:.1f} | {m.composition_l1:.2f} | {m.unique_compositions:.1f} | {m.unique_spacegroups:.1f} | {m.failed_queries:.1f} |"
         )
     return "\n".join(lines)

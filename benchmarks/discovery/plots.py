@@ -22,12 +22,11 @@ from benchmarks.discovery.system import Counts, normalised  # noqa: E402
 __all__ = ["plot_acquisition", "plot_phase_diagrams", "plot_hull"]
 
 
-def _curves(ax: plt.Axes, rows: list[tuple[str, str, list[float], list[float]]]) -> None:
-    """One line per ``(policy, label, mean, s.e.m.)``; the random baseline dashed grey with the darker band."""
-    for policy, label, mean_values, sem_values in rows:
+def _curves(ax: plt.Axes, rows: list[tuple[bool, str, list[float], list[float]]]) -> None:
+    """One line per ``(is the baseline, label, mean, s.e.m.)``; the random baseline dashed grey with the darker band."""
+    for baseline, label, mean_values, sem_values in rows:
         mean, sem = np.array(mean_values), np.array(sem_values)
         t = np.arange(len(mean))
-        baseline = policy == "random"
         line = ax.plot(t, mean, "--" if baseline else "-", color="0.3" if baseline else None, label=label)[0]
         ax.fill_between(t, mean - sem, mean + sem, color=line.get_color(), alpha=0.3 if baseline else 0.12, linewidth=0)
     ax.set_xlabel("oracle queries t")
@@ -39,11 +38,11 @@ def plot_acquisition(metrics: list[PolicyMetrics], title: str, path: Path) -> Pa
     above); beside it, with a ground truth, the held-out ground-truth stable phases found after t queries."""
     truth = [m for m in metrics if m.truth_curve]
     fig, axes = plt.subplots(1, 2 if truth else 1, figsize=(11 if truth else 6, 4), squeeze=False)
-    _curves(axes[0, 0], [(m.policy, f"{m.policy} (AUDC {m.audc:.2f})", m.mean_curve, m.sem_curve) for m in metrics])
+    _curves(axes[0, 0], [(m.baseline, f"{m.policy} (AUDC {m.audc:.2f})", m.mean_curve, m.sem_curve) for m in metrics])
     axes[0, 0].set_ylabel("stable, unique, novel found D(t)")
     axes[0, 0].set_title(title, fontsize=10)
     if truth:
-        _curves(axes[0, 1], [(m.policy, f"{m.policy} (recall {m.recall or 0:.2f})", m.truth_curve, m.truth_sem_curve) for m in truth])
+        _curves(axes[0, 1], [(m.baseline, f"{m.policy} (recall {m.recall or 0:.2f})", m.truth_curve, m.truth_sem_curve) for m in truth])
         axes[0, 1].set_ylabel("held-out ground-truth stable phases found")
         axes[0, 1].set_title(f"against the ground truth ({truth[0].held_out:.1f} held out per episode)", fontsize=10)
     fig.tight_layout()
