@@ -27,7 +27,7 @@ def test_acquisition_and_binary_hull_plots_are_written(tmp_path):
         run_episode(EpisodeSpec(system=system, policy=policy, budget=3, seed=seed, held_out=[l10.as_dict()]), evaluator)
         for policy in ("random", "diversity") for seed in (0, 1)
     ]  # fmt: skip
-    metrics = summarise(results)
+    metrics = summarise(results, baseline_policy="random")
     assert all(len(m.truth_curve) == 4 and m.held_out == 1 and m.recall is not None for m in metrics)
     truth = _truth("Cu-Pt", [_phase({"Cu": 1, "Pt": 1}, -0.12)], [_phase({"Cu": 3, "Pt": 1}, -0.05, 0.02), _phase({"Cu": 1, "Pt": 2}, 0.03, 0.1)])
     acquisition = plot_acquisition(metrics, "Cu-Pt test", tmp_path / "acquisition.png")
