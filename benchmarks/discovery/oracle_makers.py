@@ -38,7 +38,9 @@ def relax_settings(fmax: float, steps: int) -> dict[str, Any]:
         "relax_cell": True,
         "steps": steps,
         "optimizer_kwargs": {"optimizer": "FIRE"},
-        "relax_kwargs": {"fmax": fmax, "cell_filter": UnitCellFilter, "final_atoms_object_file": None, "logfile": None},
+        # verbose: atomate2 then leaves sys.stdout as it is (otherwise it swaps in a buffer with contextlib.redirect_stdout,
+        # which relaxations on several threads leave behind: the terminal goes silent); logfile None keeps FIRE quiet.
+        "relax_kwargs": {"fmax": fmax, "cell_filter": UnitCellFilter, "final_atoms_object_file": None, "logfile": None, "verbose": True},
         "ionic_step_data": ("energy",),
     }
 
