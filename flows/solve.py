@@ -58,8 +58,9 @@ OUTPUT_CHARS = 4000
 ARTIFACT_IMAGE_BYTES = 2 * 1024 * 1024  # images inlined in the solve's artifact, together; the rest are named
 
 
-def _record(outcome: StageOutcome, ok: bool) -> StageRecord:
-    return StageRecord(name=outcome.stage, wall_s=round(outcome.wall_s, 4), ok=ok, detail=outcome.error)
+def _record(outcome: StageOutcome) -> StageRecord:
+    """A stage's row: ok when it did its job (``succeeded``, the rule its task run's state follows too)."""
+    return StageRecord(name=outcome.stage, wall_s=round(outcome.wall_s, 4), ok=outcome.succeeded, detail=outcome.error)
 
 
 def _stages(t: SolveTrajectory) -> list[StageRecord]:
@@ -67,19 +68,19 @@ def _stages(t: SolveTrajectory) -> list[StageRecord]:
     if t.recall is not None:
         rows.append(StageRecord(name="recall", wall_s=round(t.recall.wall_s, 4), ok=True))
     if t.skill_run is not None:
-        rows.append(_record(t.skill_run, t.skill_run.success))
+        rows.append(_record(t.skill_run))
     elif t.skill_declined:
         reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined)
         rows.append(StageRecord(name="skill", wall_s=0.0, ok=False, detail=f"declined: {reasons}"[:500]))
     if t.simple is not None:
-        rows.append(_record(t.simple, not t.simple.needs_debug))
+        rows.append(_record(t.simple))
     if t.research is not None:
-        rows.append(_record(t.research, t.research.solution is not None))
+        rows.append(_record(t.research))
     if t.code_agent is not None:
-        rows.append(_record(t.code_agent, not t.code_agent.needs_debug))
-    rows += [_record(b, b.success) for b in t.debug]
+        rows.append(_record(t.code_agent))
+    rows += [_record(b) for b in t.debug]
     if t.answer is not None:
-        rows.append(_record(t.answer, t.answer.success))
+        rows.append(_record(t.answer))
     if t.learned is not None:
         rows.append(StageRecord(name="learn", wall_s=round(t.learned.wall_s, 4), ok=t.learned.accepted, detail=t.learned.summary))
     return rows
