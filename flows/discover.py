@@ -8,12 +8,13 @@ from the store; each episode's H0 is the elements plus a seeded ``known_fraction
 phases, and the rest are what recall and precision count. The report folder gets ``acquisition.png``
 (D(t) and held-out phases found, mean ± s.e.m.), ``hull.png`` (the ground-truth hull with H0 and each
 policy's discoveries), ``phase_diagram.png`` (before/after, first episode of the first non-baseline
-policy), ``metrics.md`` (with a "Conventions" section: the baseline's pipeline, AF and EF edge cases),
+policy), ``metrics.md`` (with "Why the factors read as they do": the measured facts that bound AF and the
+threshold's base rate; and "Conventions": the baseline's pipeline, AF and EF edge cases),
 and ``campaign.json``. The baseline is MADE's unfiltered random generator (``baseline="made"``) or the
 filtered random preset (``baseline="filtered"``); the campaign id tells them apart.
 
 >>> summary = discover("Cu-Ni-Pt", oracle="emt", policies=["diversity"], budget=10, episodes=2)  # doctest: +SKIP
->>> summary.metrics[1].af                                                                         # doctest: +SKIP
+>>> str(summary.metrics[1].af)                                                                    # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from benchmarks.discovery.campaign import (
     CampaignSpec,
     PolicyMetrics,
     conventions,
+    diagnosis,
     markdown_table,
     summarise,
     truth_table,
@@ -73,6 +75,7 @@ class CampaignSummary(BaseModel):
     episodes: int
     baseline: str = Field(description="made (MADE's unfiltered random generator) or filtered: what AF and EF compare with.")
     conventions: str = Field(description="The report's Conventions section (markdown): baseline pipeline, AF and EF edge cases.")
+    diagnosis: str = Field(default="", description="The report's 'Why the factors read as they do' section (markdown).")
     resumed: int = Field(description="Episodes taken from the store instead of being run again.")
     metrics: list[PolicyMetrics]
     oracle_evaluations: int
@@ -103,6 +106,7 @@ def run_discovery_episode(spec: EpisodeSpec, episode: int, campaign_id: str, set
         from deployments.llm.client import make_client
 
         llm = make_client(settings)
+
     def progress(record) -> None:  # noqa: ANN001 - QueryRecord
         mark = "★" if record.sun else ("✗" if not record.ok else "·")
         report("discover", "progress", f"{spec.policy} #{episode} query {record.t}/{spec.budget} {mark} {record.formula}")
@@ -161,7 +165,9 @@ def discover(
     if fresh:
         store.delete(DiscoveryEpisode, {"campaign_id": campaign_id})
     store.put(DiscoveryCampaign(id=campaign_id, config=spec.model_dump(mode="json")))
-    done = {(e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})}
+    done = {
+        (e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})
+    }
     truth = compute_ground_truth(spec, settings)
     truth_summary = None
     if truth is not None:
@@ -170,16 +176,20 @@ def discover(
     todo = [(s, i) for i, s in spec.episode_specs(truth) if (s.policy, i) not in done]
     report("discover", "start", f"{campaign_id}: {len(todo)} episodes to run, {len(done)} stored")
     with task_runner(settings) as runner:
-        futures = [runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings}) for s, i in todo]
+        futures = [
+            runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings})
+            for s, i in todo
+        ]
         fresh_results = [f.result() for f in futures]
     order = spec.all_policies
     results = sorted([*done.values(), *fresh_results], key=lambda r: (order.index(r.spec.policy), r.spec.seed))
-    metrics = summarise(results, spec.baseline_policy)
+    metrics = summarise(results, spec.baseline_policy, truth)
     report_dir = Path(out) if out else settings.workspace.resolve() / "discovery" / campaign_id
-    _write_report(report_dir, spec, metrics, results, truth)
+    why = diagnosis(spec, metrics, truth)
+    _write_report(report_dir, spec, metrics, results, truth, why)
     summary = CampaignSummary(
         campaign_id=campaign_id, system=spec.system.name, oracle=oracle, budget=budget, episodes=episodes, baseline=spec.baseline,
-        conventions=conventions(spec), resumed=len(done),
+        conventions=conventions(spec), diagnosis=why, resumed=len(done),
         metrics=metrics, oracle_evaluations=sum(r.oracle_evaluations for r in fresh_results),
         cache_hits=sum(r.cache_hits for r in fresh_results), oracle_wall_s=sum(r.wall_s for r in fresh_results),
         report_dir=str(report_dir), wall_s=time.perf_counter() - started, truth=truth_summary,
@@ -189,12 +199,17 @@ def discover(
         id=campaign_id, config=spec.model_dump(mode="json"), status="done", metrics=[m.model_dump(mode="json") for m in metrics],
         report_dir=str(report_dir), finished=datetime.now(timezone.utc),
     ))  # fmt: skip
-    create_markdown_artifact(markdown=f"# Discovery {campaign_id}\n\n{markdown_table(metrics)}\n\n{truth_table(metrics)}\n\n{summary.conventions}", key="discovery-campaign")
+    create_markdown_artifact(
+        markdown=f"# Discovery {campaign_id}\n\n{markdown_table(metrics)}\n\n{truth_table(metrics)}\n\n{why}\n\n{summary.conventions}",
+        key="discovery-campaign",
+    )
     report("discover", "done", f"{campaign_id}: report in {report_dir}")
     return summary
 
 
-def _write_report(folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics], results: list[EpisodeResult], truth: GroundTruth | None) -> None:
+def _write_report(
+    folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics], results: list[EpisodeResult], truth: GroundTruth | None, why: str,
+) -> None:  # fmt: skip
     from benchmarks.discovery.plots import plot_acquisition, plot_hull, plot_phase_diagrams
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -209,5 +224,5 @@ def _write_report(folder: Path, spec: CampaignSpec, metrics: list[PolicyMetrics]
         truth_text = (f"\n## Against the ground truth\n\n{truth_line(spec.system.name, spec.oracle, summary)}; "
                       f"H0 holds {spec.known_fraction:.0%} of the stable phases (seeded per episode).\n\n{truth_table(metrics)}\n")  # fmt: skip
     notes = [f"- {r.spec.policy} (seed {r.spec.seed}): {n}" for r in results for n in [*r.notes[:3], *([r.stopped] if r.stopped else [])]]
-    text = f"# {title}\n\n{markdown_table(metrics)}\n{truth_text}\n{conventions(spec)}\n"
+    text = f"# {title}\n\n{markdown_table(metrics)}\n{truth_text}\n{why}\n\n{conventions(spec)}\n"
     (folder / "metrics.md").write_text(text + ("\n## Notes\n" + "\n".join(notes) + "\n" if notes else ""))

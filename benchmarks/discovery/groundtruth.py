@@ -33,10 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from pymatgen.core import Lattice, Structure
 from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
 
-from benchmarks.discovery.environment import elemental_structures
+from benchmarks.discovery.environment import QueryRecord, elemental_structures
 from benchmarks.discovery.evaluation import Evaluator
 from benchmarks.discovery.generators import PROTOTYPES, packed_volume
-from benchmarks.discovery.hull import HullEntry, energies_above_hull, formation_energy_per_atom
+from benchmarks.discovery.hull import HullEntry, distances_to, energies_above_hull, formation_energy_per_atom
 from benchmarks.discovery.matching import MATCHER
 from benchmarks.discovery.oracles import Oracle
 from benchmarks.discovery.system import ChemicalSystem, Counts, cell_counts
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TruthSettings", "TruthPhase", "GroundTruth", "TruthScore", "enumerate_candidates", "superlattices",
-    "ground_truth", "match_phases", "score_episode",
+    "ground_truth", "match_phases", "score_episode", "truth_hits",
 ]  # fmt: skip
 
 Parent = Literal["fcc", "bcc", "hcp"]
@@ -100,6 +100,12 @@ class GroundTruth(BaseModel):
         chosen = set(order[: round(fraction * len(self.stable))].tolist())
         known = [p for i, p in enumerate(self.stable) if i in chosen]
         return known, [p for i, p in enumerate(self.stable) if i not in chosen]
+
+    def hull(self) -> list[HullEntry]:
+        """The ground-truth hull's vertices: the elemental references and the stable phases."""
+        return [HullEntry(counts={el: 1}, energy_per_atom=e) for el, e in self.references.items()] + [
+            HullEntry(counts=p.counts, energy_per_atom=p.energy_per_atom) for p in self.stable
+        ]
 
 
 def truth_key(system: ChemicalSystem, oracle: Oracle, settings: TruthSettings) -> str:
@@ -280,7 +286,7 @@ class TruthScore(BaseModel):
     curve: list[int] = Field(description="Held-out phases found after t queries, t = 0..queries.")
     recall: float | None = Field(description="Held-out phases found / held-out phases (None when none is held out).")
     precision: float | None = Field(description="Discoveries that are held-out phases / discoveries (None without discoveries).")
-    hit_rate: float | None = Field(description="Held-out phases found / queries made.")
+    found_per_query: float | None = Field(default=None, description="Held-out phases found / queries made.")
 
 
 def score_episode(relaxed: list[Structure | None], discoveries: list[bool], held_out: list[Structure]) -> TruthScore:
@@ -295,5 +301,14 @@ def score_episode(relaxed: list[Structure | None], discoveries: list[bool], held
     hits = sum(1 for m, d in zip(matches, discoveries, strict=True) if d and m is not None)
     return TruthScore(
         held_out=len(held_out), matches=matches, curve=curve, recall=len(found) / len(held_out) if held_out else None,
-        precision=hits / sum(discoveries) if any(discoveries) else None, hit_rate=len(found) / len(relaxed) if relaxed else None,
+        precision=hits / sum(discoveries) if any(discoveries) else None, found_per_query=len(found) / len(relaxed) if relaxed else None,
     )  # fmt: skip
+
+
+def truth_hits(records: list[QueryRecord], truth: GroundTruth, epsilon: float) -> list[bool]:
+    """Per query, a discovery by the ground truth's measure: novel, unique, and within ε of the ground-truth hull
+    (the hull of every enumerated candidate, fixed: the query is judged against it, not added to it)."""
+    judged = [i for i, r in enumerate(records) if r.ok and r.energy_per_atom is not None]
+    above = distances_to(truth.hull(), [HullEntry(counts=records[i].counts, energy_per_atom=records[i].energy_per_atom) for i in judged])  # type: ignore[arg-type]  # filtered above
+    within = dict(zip(judged, above, strict=True))
+    return [i in within and within[i] <= epsilon and r.novel and r.unique for i, r in enumerate(records)]

@@ -12,6 +12,8 @@ Factor(value=2.0, lower_bound=False)
 Factor(value=1.0, lower_bound=False)
 >>> str(enhancement_factor([0, 0, 0], [0, 1, 2]))   # the baseline found nothing: MADE's cap
 '≥ 100.00'
+>>> str(spread([Factor(value=2.0), Factor(value=4.0, lower_bound=True), None]))  # over paired episodes
+'≥ 3.00 ± 1.00 (2/3)'
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from benchmarks.discovery.system import l1_distances
 
 __all__ = [
-    "EF_CAP", "Factor", "audc", "first_reach", "acceleration_factor", "enhancement_factor", "mean_composition_distance", "mean_sem",
+    "EF_CAP", "Factor", "FactorSpread", "spread", "audc", "first_reach", "acceleration_factor", "enhancement_factor", "mean_composition_distance", "mean_sem",
 ]  # fmt: skip
 
 EF_CAP = 100.0  # MADE's cap on EF (its enhancement_factor(cap=100.0))
@@ -40,6 +42,35 @@ class Factor(BaseModel):
 
     def __str__(self) -> str:
         return f"{'≥ ' if self.lower_bound else ''}{self.value:.2f}"
+
+
+class FactorSpread(BaseModel):
+    """AF or EF over paired episodes (episode i of the policy against episode i of the baseline): mean ± s.e.m. of
+    the episodes where it is defined. ``lower_bound``: some of them are lower bounds, so the mean is one too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: float | None
+    sem: float | None
+    defined: int = Field(description="Episodes with a value (the rest: the policy never got there).")
+    episodes: int
+    lower_bound: bool = False
+    values: list[float | None] = Field(default_factory=list, description="Per episode.")
+
+    def __str__(self) -> str:
+        if self.mean is None:
+            return f"— (0/{self.episodes})"
+        return f"{'≥ ' if self.lower_bound else ''}{self.mean:.2f} ± {self.sem or 0.0:.2f} ({self.defined}/{self.episodes})"
+
+
+def spread(factors: Sequence[Factor | None]) -> FactorSpread:
+    """Mean ± s.e.m. of per-episode factors; None entries (undefined) are counted, not averaged."""
+    known = [f for f in factors if f is not None]
+    mean, sem = mean_sem([f.value for f in known]) if known else (None, None)
+    return FactorSpread(
+        mean=mean, sem=sem, defined=len(known), episodes=len(factors), lower_bound=any(f.lower_bound for f in known),
+        values=[None if f is None else f.value for f in factors],
+    )  # fmt: skip
 
 
 def _check_curve(curve: Sequence[float], name: str) -> None:

@@ -22,15 +22,17 @@ def test_campaign_runs_stores_reports_and_resumes(workspace):
     assert summary.baseline == "made" and [m.baseline for m in summary.metrics] == [True, False, False]
     assert summary.resumed == 0 and summary.oracle_evaluations > 0
     assert all(m.episodes == 2 and len(m.mean_curve) == 5 for m in summary.metrics)
-    baseline = summary.metrics[0]
-    assert baseline.af == (1.0 if baseline.mean_curve[-1] >= 1 else None)  # the baseline against itself
+    store = open_store(get_settings())
+    baseline_curves = [e.result["curve"] for e in sorted(store.all(DiscoveryEpisode, {"campaign_id": summary.campaign_id, "policy": "made-random"}), key=lambda e: e.episode)]
+    # the baseline against itself, episode by episode: 1 where it found something, undefined where it did not
+    assert summary.metrics[0].af.values == [1.0 if curve[-1] >= 1 else None for curve in baseline_curves]
     for name in ("acquisition.png", "phase_diagram.png", "metrics.md", "campaign.json"):
         assert (out / name).stat().st_size > 0
     report = (out / "metrics.md").read_text()
     assert "| diversity |" in report and "| made-random (baseline) |" in report
     assert "## Conventions" in report and "planner random → generator made-random → no filters" in report
-    assert summary.conventions in report
-    store = open_store(get_settings())
+    assert summary.conventions in report and summary.diagnosis in report
+    assert "## Why the factors read as they do" in summary.diagnosis and "Base rate" not in summary.diagnosis  # no ground truth
     assert store.count("discovery_episodes", {"campaign_id": summary.campaign_id}) == 6
     assert store.get(DiscoveryCampaign, summary.campaign_id).status == "done"
     assert 0 < store.count("oracle_results") <= summary.oracle_evaluations  # parallel episodes may both relax a shared reference
@@ -62,6 +64,7 @@ def test_cli_reports_the_ground_truth_and_its_reuse(capsys, workspace):
     for name in ("acquisition.png", "hull.png", "phase_diagram.png"):
         assert (workspace / "r" / name).stat().st_size > 0
     assert "## Against the ground truth" in (workspace / "r" / "metrics.md").read_text()
+    assert "## Why the factors read as they do" in out and "Base rate: ε = 0.1 eV/atom admits" in out
     assert main([*args, "--known-fraction", "0"]) == 0  # another campaign, the same ground truth
     out = capsys.readouterr().out
     assert "ground truth for Cu-Pt (emt): 6 candidates reused" in out and "| diversity | 1.0 |" in out

@@ -125,6 +125,8 @@ def run_discover(args: argparse.Namespace) -> int:
     if summary.truth is not None:
         print(f"Against the held-out ground-truth stable phases (H0 holds {args.known_fraction:.0%} of them):")
         print(truth_table(summary.metrics))
+    if summary.diagnosis:
+        print(f"\n{summary.diagnosis}")
     print(f"\n{summary.conventions}\n")
     print(f"{summary.oracle_evaluations} oracle evaluations ({summary.cache_hits} cache hits) in {summary.wall_s:.0f} s")
     print(f"Report: {summary.report_dir}/metrics.md, acquisition.png, phase_diagram.png" + (", hull.png" if summary.truth else ""))

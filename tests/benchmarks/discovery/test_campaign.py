@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.discovery.campaign import CampaignSpec, conventions, markdown_table, summarise
+from benchmarks.discovery.campaign import CampaignSpec, conventions, diagnosis, markdown_table, summarise
 from benchmarks.discovery.episode import EpisodeResult, EpisodeSpec
 from benchmarks.discovery.system import ChemicalSystem
 
@@ -36,26 +36,59 @@ def test_summary_flags_lower_bounds_and_caps():
     assert list(by_policy) == ["made-random", "ucb", "diversity"]
     base, ucb, diversity = by_policy.values()
     assert base.baseline and not ucb.baseline
-    assert base.af is None and base.ef is None  # the baseline found nothing: against itself AF and EF are undefined
-    # ucb reaches 1 at t = 2, the baseline never within B = 4: AF ≥ 4/2, a lower bound; EF at the cap.
-    assert (ucb.af, ucb.af_lower_bound, ucb.ef, ucb.ef_capped) == (2.0, True, 100.0, True)
-    assert (diversity.af, diversity.ef) == (None, None)
+    assert base.af.mean is None and base.ef is None  # the baseline found nothing: against itself AF and EF are undefined
+    # ucb reaches 1 at t = 2 in both episodes, the baseline never within B = 4: AF ≥ 4/2 each, a lower bound; EF at the cap.
+    assert (ucb.af.values, ucb.af.lower_bound, ucb.ef, ucb.ef_capped) == ([2.0, 2.0], True, 100.0, True)
+    assert (diversity.af.values, diversity.ef) == ([None, None], None)
     table = markdown_table(list(by_policy.values()))
-    assert "| made-random (baseline) | — | — |" in table
-    assert "| ucb | ≥ 2.00 | ≥ 100.00 |" in table
-    assert "| diversity | — | — |" in table
+    assert "| made-random (baseline) | — (0/2) | — |" in table
+    assert "| ucb | ≥ 2.00 ± 0.00 (2/2) | ≥ 100.00 |" in table
+    assert "| diversity | — (0/2) | — |" in table
 
 
 def test_summary_with_a_baseline_that_finds_something():
     results = [_episode("random", [0, 0, 0, 1, 2]), _episode("ucb", [0, 1, 2, 3, 4]), _episode("made-random", [0, 0, 0, 0, 1])]
     base, *others = summarise(results, baseline_policy="random")
-    assert base.policy == "random" and base.baseline and (base.af, base.ef, base.af_lower_bound, base.ef_capped) == (1.0, 1.0, False, False)
+    assert base.policy == "random" and base.baseline and (base.af.mean, base.ef, base.af.lower_bound, base.ef_capped) == (1.0, 1.0, False, False)
     ucb, made = others
-    assert (ucb.af, ucb.ef, ucb.af_lower_bound) == (3.0, 2.0, False)
-    assert (made.af, made.ef) == (pytest.approx(3 / 4), 0.5)
-    assert "| random (baseline) | 1.00 | 1.00 |" in markdown_table([base, *others])
+    assert (ucb.af.mean, ucb.ef, ucb.af.lower_bound) == (3.0, 2.0, False)
+    assert (made.af.mean, made.ef) == (pytest.approx(3 / 4), 0.5)
+    assert "| random (baseline) | 1.00 ± 0.00 (1/1) | 1.00 |" in markdown_table([base, *others])
     with pytest.raises(ValueError, match="no episodes of its baseline 'made-random'"):
         summarise([_episode("ucb", [0, 1])])
+
+
+def test_af_pairs_episodes_by_seed_and_shows_the_spread():
+    # episode i of a policy against episode i of the baseline: t_baseline(1) = 4, 2, never (B = 4)
+    results = [
+        _episode("made-random", [0, 0, 0, 0, 1], 0), _episode("made-random", [0, 0, 1, 1, 1], 1), _episode("made-random", [0, 0, 0, 0, 0], 2),
+        _episode("ucb", [0, 0, 0, 0, 0], 2), _episode("ucb", [0, 1, 1, 1, 1], 0), _episode("ucb", [0, 0, 1, 1, 1], 1),
+    ]  # fmt: skip
+    _, ucb = summarise(results)
+    assert ucb.af.values == [4.0, 1.0, None]  # seeds 0, 1, 2 (stored order does not matter); ucb never reaches 1 in seed 2
+    assert (ucb.af.mean, ucb.af.sem, ucb.af.defined, ucb.af.episodes, ucb.af.lower_bound) == (2.5, pytest.approx(1.5), 2, 3, False)
+    assert str(ucb.af) == "2.50 ± 1.50 (2/3)"
+    assert ucb.first_discovery == 1.5
+
+
+def test_diagnosis_says_why_af_cannot_rise_and_what_the_threshold_admits():
+    from benchmarks.discovery.groundtruth import GroundTruth, TruthPhase, TruthSettings
+
+    results = [_episode("made-random", [0, 1, 2, 3, 4], 0), _episode("ucb", [0, 1, 2, 3, 3], 0)]
+    metrics = summarise(results)
+    spec = CampaignSpec(system=SYSTEM, policies=["ucb"], budget=4)
+    text = diagnosis(spec, metrics, None)
+    assert text.startswith("## Why the factors read as they do")
+    assert "The baseline counts 100% of its 4 queries as discoveries" in text and "first discovery comes at query 1.0" in text
+    assert "AF(1) ≥ 2 on D(t): none." in text and "Base rate" not in text
+    phase = {"formula": "CuPt", "counts": {"Cu": 1, "Pt": 1}, "energy_per_atom": -1.0, "formation_energy": -0.1}
+    entries = [TruthPhase(**phase, e_above_hull=e) for e in (0.0, 0.005, 0.02, 0.04, 0.08, 0.3)]
+    truth = GroundTruth(system="Cu-Ni-Pt", oracle="emt", settings=TruthSettings(), candidates=6, wall_s=1.0, references={}, stable=[], entries=entries)
+    text = diagnosis(spec, metrics, truth)
+    # 5 of 6 candidates within 0.1 eV/atom of their own hull; 2 within 0.01; 1 within the tolerance 0.001
+    assert "ε = 0.1 eV/atom admits 83% of the 6 enumerated candidates" in text
+    assert "0.1 → 83%, 0.05 → 67%, 0.025 → 50%, 0.01 → 33%, 0.001 → 17%" in text
+    assert "(emt formation energies -0.100 to -0.100 eV/atom" in text
 
 
 def test_conventions_name_the_baseline_pipeline_and_the_edge_cases():

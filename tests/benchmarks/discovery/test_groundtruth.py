@@ -18,6 +18,7 @@ from benchmarks.discovery.groundtruth import (
     ground_truth,
     score_episode,
     superlattices,
+    truth_hits,
 )
 from benchmarks.discovery.oracles import make_oracle
 from benchmarks.discovery.system import ChemicalSystem
@@ -105,7 +106,7 @@ def test_campaign_episodes_share_their_split_across_policies():
     assert CampaignSpec(system=ChemicalSystem.parse("Cu-Pt"), policies=["ucb"], truth_atoms=0).truth_settings is None
 
 
-def test_recall_precision_and_hit_rate_on_a_hand_made_episode():
+def test_recall_precision_and_found_per_query_on_a_hand_made_episode():
     l12, l10 = PROTOTYPES[1].build({"A": "Pt", "B": "Cu"}), PROTOTYPES[2].build({"A": "Cu", "B": "Pt"})
     a15 = PROTOTYPES[6].build({"A": "Pt", "B": "Cu"})
     assert l12.composition.reduced_formula == a15.composition.reduced_formula == "Cu3Pt"
@@ -118,6 +119,32 @@ def test_recall_precision_and_hit_rate_on_a_hand_made_episode():
     assert score.curve == [0, 1, 1, 1, 1, 1]
     assert score.recall == 0.5  # L1_2 found, L1_0 not
     assert score.precision == pytest.approx(1 / 3)  # one of the three discoveries is a held-out phase
-    assert score.hit_rate == pytest.approx(1 / 5)  # one held-out phase per five queries
+    assert score.found_per_query == pytest.approx(1 / 5)  # one held-out phase per five queries
     none_held = score_episode(relaxed, [False] * 5, held_out=[])
-    assert none_held.recall is None and none_held.precision is None and none_held.hit_rate == 0.0
+    assert none_held.recall is None and none_held.precision is None and none_held.found_per_query == 0.0
+
+
+def test_hits_are_judged_against_the_fixed_ground_truth_hull():
+    from benchmarks.discovery.environment import QueryRecord
+
+    # Cu and Pt at 0 eV/atom, CuPt on the hull at -0.10 eV/atom: the Cu3Pt tie line lies at -0.05
+    truth = GroundTruth(
+        system="Cu-Pt", oracle="emt", settings=TruthSettings(), candidates=1, wall_s=1.0, references={"Cu": 0.0, "Pt": 0.0},
+        stable=[TruthPhase(formula="CuPt", counts={"Cu": 1, "Pt": 1}, energy_per_atom=-0.1, formation_energy=-0.1, e_above_hull=0.0)],
+    )  # fmt: skip
+    assert [e.counts for e in truth.hull()] == [{"Cu": 1}, {"Pt": 1}, {"Cu": 1, "Pt": 1}]
+
+    def record(t: int, counts: dict, energy: float | None, novel: bool = True, unique: bool = True) -> QueryRecord:
+        return QueryRecord(t=t, formula="x", counts=counts, ok=energy is not None, energy_per_atom=energy, novel=novel, unique=unique)
+
+    records = [
+        record(1, {"Cu": 3, "Pt": 1}, -0.045),  # 0.005 above the tie line: within 0.01
+        record(2, {"Cu": 3, "Pt": 1}, -0.02),  # 0.03 above
+        record(3, {"Cu": 1, "Pt": 1}, -0.2),  # below the ground-truth hull: on it once known, a hit
+        record(4, {"Cu": 1, "Pt": 1}, -0.1, novel=False),  # on the hull, but in H0
+        record(5, {"Cu": 1, "Pt": 3}, None),  # failed
+        record(6, {"Cu": 1, "Pt": 1}, -0.1, unique=False),  # a repeat
+    ]
+    assert truth_hits(records, truth, epsilon=0.01) == [True, False, True, False, False, False]
+    assert truth_hits(records, truth, epsilon=0.1) == [True, True, True, False, False, False]
+    assert truth_hits([], truth, epsilon=0.1) == []

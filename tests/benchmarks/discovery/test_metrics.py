@@ -13,6 +13,7 @@ from benchmarks.discovery.metrics import (
     first_reach,
     mean_composition_distance,
     mean_sem,
+    spread,
 )
 
 
@@ -96,3 +97,15 @@ def test_diversity_and_mean_sem():
     mean, sem = mean_sem([1.0, 2.0, 3.0])
     assert mean == 2.0 and sem == pytest.approx(1 / math.sqrt(3))
     assert mean_sem([5.0]) == (5.0, 0.0)
+
+
+def test_spread_of_paired_factors_counts_what_it_leaves_out():
+    result = spread([Factor(value=2.0), Factor(value=6.0), None])
+    assert (result.mean, result.defined, result.episodes, result.lower_bound) == (4.0, 2, 3, False)
+    assert result.sem == pytest.approx(2.0)  # sd 2√2 over √2
+    assert result.values == [2.0, 6.0, None] and str(result) == "4.00 ± 2.00 (2/3)"
+    bound = spread([Factor(value=5.0, lower_bound=True)])
+    assert str(bound) == "≥ 5.00 ± 0.00 (1/1)"  # one lower bound makes the mean one
+    empty = spread([None, None])
+    assert (empty.mean, empty.sem, str(empty)) == (None, None, "— (0/2)")
+    assert str(spread([])) == "— (0/0)"

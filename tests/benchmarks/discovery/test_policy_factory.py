@@ -37,14 +37,29 @@ def test_baselines_are_presets_that_need_no_llm():
 
 
 def test_the_made_baseline_proposes_without_filtering(monkeypatch):
-    """Candidates reach the oracle as generated: no filter is asked, even for a structure seen before."""
+    """Candidates reach the oracle as drawn: a structure seen before is proposed again, and cells keep their drawn
+    lengths (3-15 Å), not a packed volume."""
     from benchmarks.discovery.environment import DiscoveryEnvironment
+    from benchmarks.discovery.filters import first_rejection
+    from benchmarks.discovery.generators import packed_volume
+    from benchmarks.discovery.matching import StructureSet
     from benchmarks.discovery.oracles import make_oracle
     from benchmarks.discovery.system import ChemicalSystem
 
-    env = DiscoveryEnvironment(ChemicalSystem.parse("Cu-Ni", max_atoms=2), make_oracle("emt"), budget=3)
-    monkeypatch.setattr(type(env), "known_structures", property(lambda self: []))
-    policy = make_policy("made-random")
-    structure = policy.propose(env, np.random.default_rng(0))
-    assert len(structure) == 2 and structure.properties["origin"].startswith("made-random for ")
-    assert policy.rejected == {}
+    env = DiscoveryEnvironment(ChemicalSystem.parse("Cu-Ni", max_atoms=4), make_oracle("emt"), budget=3)
+    monkeypatch.setattr(type(env), "known_structures", property(lambda self: []))  # no reference relaxations needed here
+    made = make_policy("made-random")
+    assert isinstance(made, PipelinePolicy)
+    filtered = PipelinePolicy(made.planner, made.generator, made.selector, default_filters(), pool_size=1, name="made-random, filtered")
+    first = made.propose(env, np.random.default_rng(0))
+    assert first.properties["origin"].startswith("made-random for ")
+    env.seen.add(first)
+    again = made.propose(env, np.random.default_rng(0))
+    assert again == first  # seen already, proposed anyway
+    assert filtered.propose(env, np.random.default_rng(0)) != first and filtered.rejected == {"unique": 1}  # what a filter would do
+    proposals = [made.propose(env, np.random.default_rng(seed)) for seed in range(30)]
+    assert all(3.0 <= length <= 15.0 for s in proposals for length in s.lattice.abc)
+    # the filtered preset scales every cell to 0.9-1.3 × the packed volume; MADE's keeps the drawn one
+    loose = [s for s in proposals if s.volume > 1.3 * packed_volume([site.specie.symbol for site in s])]
+    assert loose and all(first_rejection(default_filters(), s, StructureSet()) is None for s in loose[:3])
+    assert made.rejected == {}
