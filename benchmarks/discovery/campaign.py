@@ -206,7 +206,7 @@ def conventions(spec: CampaignSpec) -> str:
         "",
         f"- **Baseline** `{spec.baseline}` (policy `{chosen.policy}`): {chosen.summary}. Pipeline: {policy.describe()}; "
         f"cells of {system.min_atoms}–{system.max_atoms} atoms of {system.name} (`--max-atoms`), the same bounds as every policy. "
-        f"Every AF and EF compares with its mean curve (`--baseline` {' or '.join(BASELINES)}).",
+        f"Every AF compares with its episodes and every EF with its mean curve (`--baseline` {' or '.join(BASELINES)}).",
         "- **AF(1)** = t_baseline(1) / t_policy(1), t(k) the first query where D(t) ≥ k, per paired episode (episode i of the policy "
         "against episode i of the baseline: same seed, same H0), shown as mean ± s.e.m. (episodes where it is defined / episodes). "
         "Baseline never reaching 1 within B: `≥ B/t_policy(1)`, a lower bound (it needs more than B queries; MADE's code gives 0), "
