@@ -69,7 +69,7 @@ def execute_job(job: Job, upstream: list[JobOutcome]) -> JobOutcome:
     if failed:
         outcome.error = f"not run: the jobs it needs failed ({', '.join(failed)})"
         return outcome
-    store = JobStore(MemoryStore())
+    store = JobStore(MemoryStore(), additional_stores={"data": MemoryStore()})  # atomate2 jobs put trajectories and ionic steps in "data"
     store.connect()
     for previous in upstream:
         store.update(previous.document, key=["uuid", "index"])  # type: ignore[arg-type]  # all upstream are ok: each has its document

@@ -187,6 +187,12 @@ class Settings(BaseSettings):
         default=None, description="Sentence-embedding model for hybrid retrieval; lexical only when unset or not installed."
     )
 
+    # --- discovery campaigns ----------------------------------------------------------
+    discovery_truth_workers: int = Field(
+        default_factory=lambda: os.cpu_count() or 2, gt=0,
+        description="Local processes that relax a discovery ground truth's candidates (the CPU count when unset).",
+    )
+
     # --- Dask (compiled skills, debug branches, benchmark repetitions) ------------------
     dask_cluster: Literal["local", "address", "slurm", "pbs"] = Field(
         default="local",

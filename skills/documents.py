@@ -26,6 +26,7 @@ __all__ = [
     "DiscoveryCampaign",
     "DiscoveryEpisode",
     "OracleRecord",
+    "GroundTruthRecord",
     "slug",
     "SkillResources",
     "TestCase",
@@ -491,6 +492,16 @@ class OracleRecord(_Document):
     id: str
     oracle: str
     result: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class GroundTruthRecord(_Document):
+    """A system's ground-truth hull with one oracle (a ``GroundTruth`` dump), keyed by system, oracle and enumeration settings."""
+
+    id: str
+    system: str
+    oracle: str
+    settings: dict[str, JsonValue] = Field(default_factory=dict)
+    truth: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class StageRecord(BaseModel):

@@ -43,6 +43,7 @@ from skills.documents import (
     DiscoveryEpisode,
     Experience,
     ExtractedCode,
+    GroundTruthRecord,
     MemoryUnit,
     OracleRecord,
     PackageGraph,
@@ -79,6 +80,7 @@ COLLECTIONS: dict[str, type[BaseModel]] = {
     "discovery_campaigns": DiscoveryCampaign,
     "discovery_episodes": DiscoveryEpisode,
     "oracle_results": OracleRecord,
+    "discovery_ground_truths": GroundTruthRecord,
 }
 _COLLECTION_OF = {model: name for name, model in COLLECTIONS.items()}
 _INDEXED = {
@@ -94,6 +96,7 @@ _INDEXED = {
     "batch_items": ["id", "batch_id"],
     "discovery_episodes": ["id", "campaign_id"],
     "oracle_results": ["id"],
+    "discovery_ground_truths": ["id"],
 }
 
 

@@ -38,7 +38,7 @@ def test_discovery_campaign_parameters_are_accepted_by_the_flow(monkeypatch):
     (campaign,) = [d for d in spec["deployments"] if d["name"] == "discovery-campaign"]
     flow = load_flow_from_entrypoint(campaign["entrypoint"])
     params = flow.validate_parameters(campaign["parameters"])
-    assert params["oracle"] == "emt" and params["budget"] == 50 and "ucb" in params["policies"]
+    assert params["oracle"] == "emt" and params["budget"] == 50 and "ucb" in params["policies"] and params["baseline"] == "made"
 
 
 def test_every_deployment_parameter_is_described_in_the_run_form(monkeypatch):

@@ -18,6 +18,7 @@ from pymatgen.core import Structure
 
 from benchmarks.discovery.environment import DiscoveryEnvironment, QueryRecord
 from benchmarks.discovery.evaluation import Evaluator
+from benchmarks.discovery.groundtruth import TruthScore, score_episode
 from benchmarks.discovery.oracles import make_oracle
 from benchmarks.discovery.policy import NothingValid
 from benchmarks.discovery.policy_factory import make_policy
@@ -40,6 +41,10 @@ class EpisodeSpec(BaseModel):
     epsilon: float = Field(default=0.1, ge=0.0)
     batch_size: int = Field(default=1, ge=1, description="Proposals per step, relaxed in parallel (see evaluation.episode_evaluator).")
     known: list[dict] = Field(default_factory=list, description="H0 beyond the elements: pymatgen Structure dicts.")
+    held_out: list[dict] | None = Field(
+        default=None, description="The ground-truth stable phases not in H0 (relaxed Structure dicts) that recall and precision count; "
+        "None: no ground truth.",
+    )  # fmt: skip
 
 
 class EpisodeResult(BaseModel):
@@ -55,6 +60,7 @@ class EpisodeResult(BaseModel):
     oracle_evaluations: int = 0
     cache_hits: int = 0
     llm_calls: int = 0
+    truth: TruthScore | None = Field(default=None, description="Against the held-out ground-truth stable phases, if the spec has them.")
 
     @property
     def msun(self) -> float:
@@ -87,9 +93,14 @@ def run_episode(
                 if progress is not None:
                     progress(record)
     curve = env.curve + [env.curve[-1]] * (spec.budget + 1 - len(env.curve))
+    truth = None
+    if spec.held_out is not None:
+        relaxed = [Structure.from_dict(r.relaxed) if r.relaxed else None for r in env.records]
+        truth = score_episode(relaxed, [r.sun for r in env.records], [Structure.from_dict(d) for d in spec.held_out])
+        truth.curve += [truth.curve[-1]] * (spec.budget + 1 - len(truth.curve))
     return EpisodeResult(
         spec=spec, records=env.records, curve=curve, final_e_above_hull=env.final_e_above_hull(), stopped=stopped,
         notes=list(policy.notes), references=env.references, known_entries=[e.model_dump() for e in env.known_entries],
         wall_s=time.perf_counter() - started, oracle_evaluations=evaluator.evaluated - first_evaluated,
-        cache_hits=evaluator.hits - first_hits, llm_calls=(len(llm.calls) - calls_before) if llm is not None else 0,
+        cache_hits=evaluator.hits - first_hits, llm_calls=(len(llm.calls) - calls_before) if llm is not None else 0, truth=truth,
     )  # fmt: skip

@@ -1,7 +1,9 @@
 """Evaluating many structures with an oracle: cached by structure hash, in parallel where asked.
 
 An ``Evaluator`` maps an oracle over structures serially, on a local process pool (``workers`` > 1),
-or on the configured Dask cluster (``dask=True``); results already in the cache are not recomputed.
+or on a Dask cluster (``client``), where each evaluation is the oracle's atomate2 job (``oracle_job``)
+submitted through ``deployments.job_runners.DaskJobRunner``, like a compiled skill's jobs; results
+already in the cache are not recomputed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pymatgen.core import Structure
 
 from benchmarks.discovery.matching import structure_hash
-from benchmarks.discovery.oracles import Oracle, OracleResult
+from benchmarks.discovery.oracles import Oracle, OracleResult, oracle_job, oracle_result
 from skills.documents import OracleRecord
 
 if TYPE_CHECKING:
@@ -85,13 +87,23 @@ class Evaluator:
     def _map(self, oracle: Oracle, structures: list[Structure]) -> list[OracleResult]:
         payload = [s.as_dict() for s in structures]
         if self.client is not None and len(payload) > 1:
-            return self.client.gather(self.client.map(evaluate_one, [oracle] * len(payload), payload, pure=False))
+            return self._on_dask(oracle, structures)
         if self.workers > 1 and len(payload) > 1:
             if self._pool is None:
                 # spawn: the parent may run Prefect's threads, which fork would copy mid-lock
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
             return list(self._pool.map(evaluate_one, [oracle] * len(payload), payload))
         return [evaluate_one(oracle, p) for p in payload]
+
+    def _on_dask(self, oracle: Oracle, structures: list[Structure]) -> list[OracleResult]:
+        """One atomate2 job per structure, run by the Dask job runner; results in the structures' order."""
+        from jobflow import Flow, Job
+
+        from deployments.job_runners import DaskJobRunner
+
+        jobs: list[Flow | Job] = [oracle_job(oracle, s) for s in structures]
+        outcomes = {o.uuid: o for o in DaskJobRunner(self.client).run(Flow(jobs))}
+        return [oracle_result(outcomes[j.uuid].document, outcomes[j.uuid].error, outcomes[j.uuid].wall_s) for j in jobs]
 
     def close(self) -> None:
         if self._pool is not None:

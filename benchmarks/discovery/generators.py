@@ -3,6 +3,8 @@
 - ``RandomGenerator``: lattice lengths 3–15 Å, angles 60–120°, uniform fractional positions; the cell
   is then scaled to the atoms' packed volume (sum of metallic-radius spheres / 0.68, ×0.9–1.3) so that
   relaxations start near a sensible density.
+- ``MadeRandomGenerator`` (``made-random``): MADE's random generator, the same lattices and positions
+  without the rescaling (the campaigns' default baseline uses it, unfiltered).
 - ``PrototypeGenerator``: known structure types (B2, L1₂, L1₀, Laves C15, A15, Heusler, …) decorated
   with the system's elements, plus element substitutions of known or found structures.
 
@@ -33,7 +35,7 @@ from benchmarks.discovery.system import (
     normalised,
 )
 
-__all__ = ["Generator", "RandomGenerator", "PrototypeGenerator", "PROTOTYPES", "packed_volume", "substitutions", "GENERATORS"]
+__all__ = ["Generator", "RandomGenerator", "MadeRandomGenerator", "PrototypeGenerator", "PROTOTYPES", "packed_volume", "substitutions", "GENERATORS"]
 
 
 class Generator(Protocol):
@@ -56,10 +58,11 @@ def packed_volume(symbols: list[str]) -> float:
 
 @dataclass(frozen=True)
 class RandomGenerator:
-    """Random lattices and positions for exactly the target content."""
+    """Random lattices and positions for exactly the target content (``packed``: cell scaled to the packed volume)."""
 
     name: str = "random"
     per_call: int = 4
+    packed: bool = True
 
     def generate(self, target: Counts, system: ChemicalSystem, known: list[Structure], rng: np.random.Generator) -> list[Structure]:
         species = [el for el, n in sorted(target.items()) for _ in range(n)]
@@ -73,14 +76,22 @@ class RandomGenerator:
                 continue
             if not np.isfinite(lattice.volume) or lattice.volume < 1.0:
                 continue  # angles that do not close a cell
-            scale = packed_volume(species) * rng.uniform(0.9, 1.3) / lattice.volume
-            lattice = lattice.scale(lattice.volume * scale)
-            if min(lattice.abc) < 1.5:
-                continue
+            if self.packed:
+                lattice = lattice.scale(packed_volume(species) * rng.uniform(0.9, 1.3))
+                if min(lattice.abc) < 1.5:
+                    continue
             out.append(Structure(lattice, species, rng.uniform(0.0, 1.0, (len(species), 3))))
             if len(out) == self.per_call:
                 break
         return out
+
+
+@dataclass(frozen=True)
+class MadeRandomGenerator(RandomGenerator):
+    """MADE's random generator: lengths 3–15 Å, angles 60–120°, uniform positions, the cell as drawn (no rescaling)."""
+
+    name: str = "made-random"
+    packed: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,4 +202,4 @@ class PrototypeGenerator:
         return [pool[i] for i in order]
 
 
-GENERATORS: dict[str, type] = {"random": RandomGenerator, "prototype": PrototypeGenerator}
+GENERATORS: dict[str, type] = {"random": RandomGenerator, "made-random": MadeRandomGenerator, "prototype": PrototypeGenerator}

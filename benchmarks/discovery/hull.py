@@ -6,6 +6,8 @@
 ...            HullEntry(counts={"Li": 1, "Na": 1}, energy_per_atom=-1.6)]
 >>> [round(e, 3) for e in energies_above_hull(entries)]
 [0.0, 0.0, 0.0]
+>>> [round(e, 3) for e in distances_to(entries[:2], [HullEntry(counts={"Li": 1, "Na": 1}, energy_per_atom=-1.4)])]
+[0.1]
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pymatgen.core import Composition
 
 from benchmarks.discovery.system import Counts
 
-__all__ = ["HullEntry", "formation_energy_per_atom", "phase_diagram", "energies_above_hull"]
+__all__ = ["HullEntry", "formation_energy_per_atom", "phase_diagram", "energies_above_hull", "distances_to"]
 
 
 class HullEntry(BaseModel):
@@ -45,3 +47,9 @@ def energies_above_hull(entries: list[HullEntry]) -> list[float]:
     """Each entry's energy above the hull of all of them (eV/atom; 0 on the hull, never negative)."""
     diagram = PhaseDiagram(pd_entries := [entry.pd_entry() for entry in entries])
     return [max(float(diagram.get_e_above_hull(e, allow_negative=True)), 0.0) for e in pd_entries]  # type: ignore[arg-type]  # None only with on_error="ignore"
+
+
+def distances_to(hull: list[HullEntry], entries: list[HullEntry]) -> list[float]:
+    """Each entry's energy above a fixed hull (eV/atom; 0 on or below it): the entries are judged, not added."""
+    diagram = phase_diagram(hull)
+    return [max(float(diagram.get_e_above_hull(e.pd_entry(), allow_negative=True)), 0.0) for e in entries]  # type: ignore[arg-type]  # None only with on_error="ignore"

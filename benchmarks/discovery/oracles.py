@@ -4,9 +4,14 @@
 - ``lj``: a multi-element Lennard-Jones potential for any elements (MADE's analytic oracle);
 - ``chgnet``: the CHGNet MLIP, whose pretrained weights ship in its PyPI package (``pip install chgnet``).
 
-Relaxation is ASE FIRE on positions and cell (``UnitCellFilter``) to ``fmax`` 0.02 eV/Å in at
-most 500 steps. A result that is not a finite energy, or a cell that blew up or collapsed, is a
-failed query.
+Each oracle is an atomate2 relax maker (``Oracle.maker()``, see ``oracle_makers``), and one evaluation
+is that maker's jobflow Job (``oracle_job``), whose output is atomate2's task document
+(``AseStructureTaskDoc``, ``ForceFieldTaskDocument`` for CHGNet): it runs in this process, on Dask
+(``deployments.job_runners``), or in a workflow exported to an HPC manager, like a compiled skill.
+``Oracle.evaluate`` runs the job here and reads an ``OracleResult`` off its JobStore document
+(``oracle_result``). Relaxation is FIRE on positions and cell (``UnitCellFilter``) to ``fmax``
+0.02 eV/Å in at most 500 steps. A result that is not a finite energy, or a cell that blew up or
+collapsed, is a failed query.
 
 >>> from pymatgen.core import Lattice, Structure
 >>> oracle = make_oracle("emt")
@@ -21,20 +26,23 @@ import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from ase import Atoms
-from ase.calculators.calculator import Calculator, all_changes
-from ase.filters import UnitCellFilter
-from ase.neighborlist import neighbor_list
-from ase.optimize import FIRE
 from pydantic import BaseModel, Field
 from pymatgen.core import Element, Structure
-from pymatgen.io.ase import AseAtomsAdaptor
 
-__all__ = ["OracleResult", "Oracle", "EMTOracle", "LJOracle", "CHGNetOracle", "OracleError", "make_oracle", "ORACLES", "UnsupportedElements"]
+from benchmarks.discovery.lennard_jones import MultiLennardJones, lj_pair, lj_parameters
+
+if TYPE_CHECKING:
+    from ase.calculators.calculator import Calculator
+    from atomate2.ase.jobs import AseRelaxMaker
+    from jobflow import Job
+
+__all__ = [
+    "OracleResult", "Oracle", "EMTOracle", "LJOracle", "CHGNetOracle", "OracleError", "make_oracle", "ORACLES",
+    "UnsupportedElements", "oracle_job", "oracle_result", "MultiLennardJones", "lj_pair", "lj_parameters",
+]  # fmt: skip
 
 EMT_ELEMENTS = ("Ag", "Al", "Au", "Cu", "Ni", "Pd", "Pt")
 
@@ -64,16 +72,33 @@ class OracleResult(BaseModel):
 
 @dataclass(frozen=True)
 class Oracle(ABC):
-    """Relaxes structures with one calculator. Subclasses say which elements they know and build the calculator."""
+    """Relaxes structures with one calculator. Subclasses say which elements they know and build the atomate2 maker."""
 
     name: str = "oracle"
     fmax: float = 0.02
     max_steps: int = 500
     surrogate: str | None = field(default=None, metadata={"doc": "a cheaper oracle to rank candidates for this one"})
 
+    def maker(self) -> AseRelaxMaker:
+        """A fresh atomate2 relax maker with this oracle's relaxation (``fmax``, ``max_steps``).
+
+        That is atomate2's maker for the oracle (``_maker``), or, for a subclass that overrides
+        ``calculator()`` (a new potential, a test double), atomate2's generic ASE relax maker around it.
+        """
+        from benchmarks.discovery.oracle_makers import CalculatorRelaxMaker, relax_settings
+
+        settings = relax_settings(self.fmax, self.max_steps)
+        if type(self).calculator is not Oracle.calculator:
+            return CalculatorRelaxMaker(calculator_factory=self.calculator, **settings)
+        return self._maker(settings)
+
     @abstractmethod
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        """atomate2's maker for this oracle, built with ``settings`` (``oracle_makers.relax_settings``)."""
+
     def calculator(self) -> Calculator:
-        """A fresh ASE calculator."""
+        """An ASE calculator of the subclass's own, relaxed by atomate2's generic maker (see ``maker``)."""
+        return self.maker().calculator
 
     def unsupported(self, elements: list[str]) -> list[str]:
         """Elements this oracle has no parameters for."""
@@ -88,29 +113,41 @@ class Oracle(ABC):
         return ""
 
     def evaluate(self, structure: Structure) -> OracleResult:
-        """Relax ``structure``; never raises for a bad structure (the result says what went wrong)."""
+        """Relax ``structure`` by running its job here; never raises for a bad structure (the result says what went wrong)."""
+        from deployments.job_runners import execute_job
+
         started = time.perf_counter()
-        atoms = AseAtomsAdaptor.get_atoms(structure)
-        atoms.calc = self.calculator()
-        n_atoms = len(atoms)
-        try:
-            optimizer = FIRE(UnitCellFilter(atoms), logfile=None)
-            converged = bool(optimizer.run(fmax=self.fmax, steps=self.max_steps))
-            energy = float(atoms.get_potential_energy()) / n_atoms
-            problem = _unphysical(atoms, energy)
-        except Exception as exc:  # noqa: BLE001 - a failed relaxation is a recorded failed query
-            return OracleResult(ok=False, error=f"relaxation failed: {type(exc).__name__}: {exc}"[:300], wall_s=time.perf_counter() - started)
-        wall = time.perf_counter() - started
-        if problem:
-            return OracleResult(ok=False, steps=optimizer.nsteps, error=problem, wall_s=wall)
-        relaxed = AseAtomsAdaptor.get_structure(atoms)
-        return OracleResult(ok=True, energy_per_atom=energy, relaxed=relaxed.as_dict(), steps=optimizer.nsteps, converged=converged, wall_s=wall)
+        job = oracle_job(self, structure)  # an oracle that cannot run (missing package) raises here
+        outcome = execute_job(job, [])
+        return oracle_result(outcome.document, outcome.error, wall_s=time.perf_counter() - started)
 
 
-def _unphysical(atoms: Atoms, energy_per_atom: float) -> str | None:
+def oracle_job(oracle: Oracle, structure: Structure) -> Job:
+    """One evaluation as a jobflow Job, its output atomate2's task document (energy, structure, ionic steps)."""
+    return oracle.maker().make(structure)
+
+
+def oracle_result(document: dict[str, Any] | None, error: str | None = None, wall_s: float = 0.0) -> OracleResult:
+    """The ``OracleResult`` of a finished oracle job, from its JobStore document (``None`` with ``error`` when it failed)."""
+    if document is None:
+        return OracleResult(ok=False, error=f"relaxation failed: {error}"[:300], wall_s=wall_s)
+    task = document["output"]
+    output = task["output"]
+    # atomate2 records the starting and the final frame as ionic steps too
+    steps = max(int(output.get("n_steps") or 0) - 2, 0)
+    relaxed = Structure.from_dict(task["structure"])
+    energy = output.get("energy_per_atom")
+    problem = _unphysical(relaxed, math.nan if energy is None else float(energy))
+    if problem:
+        return OracleResult(ok=False, steps=steps, error=problem, wall_s=wall_s)
+    converged = task.get("state") == "successful"  # atomate2: the optimizer converged
+    return OracleResult(ok=True, energy_per_atom=float(energy), relaxed=relaxed.as_dict(), steps=steps, converged=converged, wall_s=wall_s)
+
+
+def _unphysical(structure: Structure, energy_per_atom: float) -> str | None:
     if not math.isfinite(energy_per_atom):
         return f"energy is {energy_per_atom}"
-    volume = atoms.get_volume() / len(atoms)
+    volume = structure.volume / len(structure)
     if not 2.0 <= volume <= 500.0:
         return f"relaxed volume {volume:.1f} Å^3/atom: the cell collapsed or blew up"
     return None
@@ -123,10 +160,10 @@ class EMTOracle(Oracle):
     name: str = "emt"
     surrogate: str | None = "lj"
 
-    def calculator(self) -> Calculator:
-        from ase.calculators.emt import EMT
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        from benchmarks.discovery.oracle_makers import EmtRelaxMaker
 
-        return EMT()
+        return EmtRelaxMaker(**settings)
 
     def unsupported(self, elements: list[str]) -> list[str]:
         return [e for e in elements if e not in EMT_ELEMENTS]
@@ -135,79 +172,16 @@ class EMTOracle(Oracle):
         return f" (EMT knows {', '.join(EMT_ELEMENTS)}; use --oracle lj for any elements)"
 
 
-@lru_cache(maxsize=128)
-def lj_parameters(element: str) -> tuple[float, float]:
-    """(sigma Å, epsilon eV) for one element: the pair minimum at twice the atomic radius; depth from the melting point.
-
-    The depth follows the Lindemann-like rule epsilon ≈ k_B T_melt / 0.7 (clipped to 0.02–1 eV), so
-    refractory elements bind more strongly than alkali metals.
-    """
-    el = Element(element)
-    radius = float(el.metallic_radius or el.atomic_radius or 1.5)
-    melting = float(el.melting_point or 1000.0)
-    epsilon = min(max(8.617e-5 * melting / 0.7, 0.02), 1.0)
-    return 2.0 * radius / 2 ** (1 / 6), epsilon
-
-
-def lj_pair(a: str, b: str) -> tuple[float, float]:
-    """Mixed parameters: Lorentz sigma; Berthelot epsilon deepened by electronegativity difference, so compounds can form."""
-    (sa, ea), (sb, eb) = lj_parameters(a), lj_parameters(b)
-    if a == b:
-        return sa, ea
-    chi = abs(float(Element(a).X or 1.5) - float(Element(b).X or 1.5))
-    return (sa + sb) / 2, math.sqrt(ea * eb) * (1.0 + chi)
-
-
-class MultiLennardJones(Calculator):
-    """Lennard-Jones with per-pair parameters (``lj_pair``), smoothly shifted to zero at 2.5 sigma."""
-
-    implemented_properties = ["energy", "free_energy", "forces", "stress"]
-
-    def calculate(self, atoms: Atoms | None = None, properties: Any = None, system_changes: Any = all_changes) -> None:
-        super().calculate(atoms, properties, system_changes)
-        assert self.atoms is not None  # Calculator.calculate has just set it
-        symbols = self.atoms.get_chemical_symbols()
-        kinds = sorted(set(symbols))
-        index = np.array([kinds.index(s) for s in symbols])
-        sigma = np.zeros((len(kinds), len(kinds)))
-        epsilon = np.zeros_like(sigma)
-        for i, a in enumerate(kinds):
-            for j, b in enumerate(kinds):
-                sigma[i, j], epsilon[i, j] = lj_pair(a, b)
-        cutoff = 2.5 * float(sigma.max())
-        first, second, distance, vector = neighbor_list("ijdD", self.atoms, cutoff)
-        s = sigma[index[first], index[second]]
-        e = epsilon[index[first], index[second]]
-        rc = 2.5 * s
-        inside = distance < rc
-        first, distance, vector, s, e, rc = (x[inside] for x in (first, distance, vector, s, e, rc))  # forces need only the first atom
-        sr6 = (s / distance) ** 6
-        src6 = (s / rc) ** 6
-        pair_energy = 4 * e * (sr6**2 - sr6) - 4 * e * (src6**2 - src6)
-        # dE/dr, with the force shift that makes the force vanish at the cutoff too.
-        de_dr = 4 * e * (-12 * sr6**2 + 6 * sr6) / distance - 4 * e * (-12 * src6**2 + 6 * src6) / rc
-        pair_energy -= (distance - rc) * 4 * e * (-12 * src6**2 + 6 * src6) / rc
-        pair_force = (de_dr / distance)[:, None] * vector  # gradient wrt the second atom's position
-        forces = np.zeros((len(self.atoms), 3))
-        np.add.at(forces, first, pair_force)  # each pair appears twice in the list, once per atom
-        virial = -0.5 * np.einsum("ni,nj->ij", pair_force, vector)
-        volume = self.atoms.get_volume()
-        stress = -virial / volume
-        energy = 0.5 * float(pair_energy.sum())
-        self.results = {
-            "energy": energy, "free_energy": energy, "forces": forces,
-            "stress": stress.flat[[0, 4, 8, 5, 2, 1]],
-        }  # fmt: skip
-
-
 @dataclass(frozen=True)
 class LJOracle(Oracle):
     """The analytic oracle: multi-element Lennard-Jones (see ``lj_pair``); knows every element."""
 
     name: str = "lj"
 
-    def calculator(self) -> Calculator:
-        return MultiLennardJones()
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        from benchmarks.discovery.oracle_makers import MultiLennardJonesRelaxMaker
+
+        return MultiLennardJonesRelaxMaker(**settings)
 
 
 @dataclass(frozen=True)
@@ -217,20 +191,15 @@ class CHGNetOracle(Oracle):
     name: str = "chgnet"
     surrogate: str | None = "lj"
 
-    def calculator(self) -> Calculator:
-        try:
-            from chgnet.model.dynamics import CHGNetCalculator
-        except ImportError as exc:
-            raise OracleError("the chgnet oracle needs the chgnet package: pip install 'evoskill[mlip]'") from exc
-        return _chgnet_calculator(CHGNetCalculator)
+    def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
+        if find_spec("chgnet") is None:  # atomate2 would fall back to matgl's CHGNet, another model
+            raise OracleError("the chgnet oracle needs the chgnet package: pip install 'evoskill[mlip]'")
+        from benchmarks.discovery.oracle_makers import CHGNetRelaxMaker
+
+        return CHGNetRelaxMaker(**settings)
 
     def unsupported(self, elements: list[str]) -> list[str]:
         return [e for e in elements if Element(e).Z > 94]
-
-
-@lru_cache(maxsize=1)
-def _chgnet_calculator(cls: Any) -> Calculator:
-    return cls(use_device=None)  # GPU when there is one
 
 
 ORACLES: dict[str, type[Oracle]] = {"emt": EMTOracle, "lj": LJOracle, "chgnet": CHGNetOracle}

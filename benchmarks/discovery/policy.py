@@ -10,6 +10,7 @@ Named policies (``make_policy``):
 | substitution | random | prototype | random |
 | surrogate | diversity | random | surrogate |
 | llm | llm | prototype | llm |
+| made-random | random | made-random (no rescaling), no filters, one candidate | random |
 | orchestrator | the ReAct LLM orchestrator (``orchestrator.py``) | | |
 
 Any ``planner:generator:selector`` triple also works, e.g. ``ucb:prototype:surrogate``.
@@ -99,6 +100,12 @@ class PipelinePolicy:
             why = ", ".join(f"{k} rejected {v}" for k, v in sorted(self.rejected.items())) or "the generator returned nothing"
             raise NothingValid(f"no valid candidate for {_formula(target)} after {self.max_tries} tries ({why})")
         return pool
+
+    def describe(self) -> str:
+        """The pipeline in one line: stages, filters, pool."""
+        filters = f"filters {', '.join(f.name for f in self.filters)}" if self.filters else "no filters"
+        pick = "the first candidate" if self.pool_size == 1 else f"selector {self.selector.name} of up to {self.pool_size} candidates"
+        return f"planner {self.planner.name} → generator {self.generator.name} → {filters} → {pick}"
 
     def _plan(self, env: DiscoveryEnvironment, rng: np.random.Generator) -> dict[str, int]:
         try:

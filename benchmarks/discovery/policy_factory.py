@@ -1,8 +1,16 @@
-"""Policies by name: a preset, or a generator/planner/selector spec, turned into a policy."""
+"""Policies by name: a preset, or a generator/planner/selector spec, turned into a policy; the campaigns' baselines.
+
+>>> make_policy(BASELINES["made"].policy).describe()
+'planner random → generator made-random → no filters → the first candidate'
+>>> make_policy(BASELINES["filtered"].policy).describe()
+'planner random → generator random → filters min_distance, smact, unique → selector random of up to 4 candidates'
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from benchmarks.discovery.generators import GENERATORS
 from benchmarks.discovery.orchestrator import OrchestratorPolicy
@@ -11,7 +19,7 @@ from benchmarks.discovery.policy import PipelinePolicy, Policy
 from benchmarks.discovery.selectors import SELECTORS
 from deployments.llm.client import LLMClient
 
-__all__ = ["PRESETS", "policy_stages", "needs_llm", "make_policy"]
+__all__ = ["PRESETS", "BASELINES", "BaselineName", "Baseline", "policy_stages", "needs_llm", "make_policy"]
 
 PRESETS = {
     "random": ("random", "random", "random"),
@@ -20,6 +28,32 @@ PRESETS = {
     "substitution": ("random", "prototype", "random"),
     "surrogate": ("diversity", "random", "surrogate"),
     "llm": ("llm", "prototype", "llm"),
+    "made-random": ("random", "made-random", "random"),
+}
+# Presets built otherwise than the default pipeline (filters min distance, SMACT, uniqueness; a pool of 4).
+_PRESET_OPTIONS: dict[str, dict[str, Any]] = {"made-random": {"filters": [], "pool_size": 1}}
+
+BaselineName = Literal["made", "filtered"]
+
+
+class Baseline(BaseModel):
+    """What every AF and EF of a campaign compares with."""
+
+    policy: str
+    summary: str
+
+
+BASELINES: dict[str, Baseline] = {
+    "made": Baseline(
+        policy="made-random",
+        summary="MADE's random baseline: a uniformly random cell content, MADE's random generator "
+        "(lattice lengths 3–15 Å, angles 60–120°, uniform positions, no rescaling), no filters, one structure per query",
+    ),
+    "filtered": Baseline(
+        policy="random",
+        summary="the filtered random pipeline: a uniformly random cell content, random lattices scaled to the atoms' packed volume, "
+        "filters min distance 0.5 Å, SMACT and uniqueness, a random pick of up to 4 candidates (not MADE's comparator)",
+    ),
 }
 
 
@@ -57,5 +91,5 @@ def make_policy(spec: str, llm: LLMClient | None = None) -> Policy:
     planner, generator, selector = stages
     return PipelinePolicy(
         planner=_stage(PLANNERS, planner, llm), generator=_stage(GENERATORS, generator, llm),
-        selector=_stage(SELECTORS, selector, llm), name=spec,
+        selector=_stage(SELECTORS, selector, llm), name=spec, **_PRESET_OPTIONS.get(spec, {}),
     )  # fmt: skip

@@ -1,6 +1,6 @@
 """jobflow jobs on Dask and in-process: references between jobs, resources no worker has, the runner choice."""
 
-from jobflow import Flow
+from jobflow import Flow, job
 
 from deployments.job_runners import (
     DaskJobRunner,
@@ -53,6 +53,18 @@ def test_a_gpu_job_waits_for_a_gpu_worker_then_fails_with_what_to_do(dask_cluste
     assert not outcome.ok
     assert outcome.error == "no worker with GPU=1 joined within 1.5 s; start one with `evoskill worker --resources GPU=1`"
     assert messages and "waiting for a worker with GPU=1: none of the 2 workers has it" in messages[0]
+
+
+@job(data=["ionic_steps"])
+def _with_data_objects() -> dict:
+    """Like an atomate2 force-field job: its ionic steps go to the JobStore's "data" store."""
+    return {"energy": -1.0, "ionic_steps": [{"energy": -0.5}, {"energy": -1.0}]}
+
+
+def test_a_job_with_data_objects_gets_them_back_in_its_document():
+    (outcome,) = LocalJobRunner().run(_with_data_objects())
+    assert outcome.ok, outcome.error
+    assert outcome.document["output"]["ionic_steps"] == [{"energy": -0.5}, {"energy": -1.0}]
 
 
 def test_missing_resources_names_what_no_single_worker_has():
