@@ -59,6 +59,10 @@ class TruthSummary(BaseModel):
     wall_s: float = Field(description="Time it took when it was computed.")
     reused: bool = Field(description="Taken from the store (computed by an earlier campaign).")
 
+    @classmethod
+    def of(cls, truth: GroundTruth) -> TruthSummary:
+        return cls(candidates=truth.candidates, stable=len(truth.stable), wall_s=truth.wall_s, reused=truth.reused)
+
 
 def truth_line(system: str, oracle: str, truth: TruthSummary) -> str:
     """``ground truth for Cu-Ni-Pt (emt): 334 candidates relaxed in 95 s; 6 stable phases`` (``… candidates reused (computed in 95 s) …``
@@ -165,21 +169,16 @@ def discover(
     if fresh:
         store.delete(DiscoveryEpisode, {"campaign_id": campaign_id})
     store.put(DiscoveryCampaign(id=campaign_id, config=spec.model_dump(mode="json")))
-    done = {
-        (e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})
-    }
+    done = {(e.policy, e.episode): EpisodeResult.model_validate(e.result) for e in store.all(DiscoveryEpisode, {"campaign_id": campaign_id})}
     truth = compute_ground_truth(spec, settings)
     truth_summary = None
     if truth is not None:
-        truth_summary = TruthSummary(candidates=truth.candidates, stable=len(truth.stable), wall_s=truth.wall_s, reused=truth.reused)
+        truth_summary = TruthSummary.of(truth)
         report("discover", "start", truth_line(spec.system.name, oracle, truth_summary))
     todo = [(s, i) for i, s in spec.episode_specs(truth) if (s.policy, i) not in done]
     report("discover", "start", f"{campaign_id}: {len(todo)} episodes to run, {len(done)} stored")
     with task_runner(settings) as runner:
-        futures = [
-            runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings})
-            for s, i in todo
-        ]
+        futures = [runner.submit(run_discovery_episode, {"spec": s, "episode": i, "campaign_id": campaign_id, "settings": settings}) for s, i in todo]
         fresh_results = [f.result() for f in futures]
     order = spec.all_policies
     results = sorted([*done.values(), *fresh_results], key=lambda r: (order.index(r.spec.policy), r.spec.seed))
@@ -220,8 +219,7 @@ def _write_report(
     truth_text = ""
     if truth is not None:
         plot_hull(truth, results, folder / "hull.png")
-        summary = TruthSummary(candidates=truth.candidates, stable=len(truth.stable), wall_s=truth.wall_s, reused=truth.reused)
-        truth_text = (f"\n## Against the ground truth\n\n{truth_line(spec.system.name, spec.oracle, summary)}; "
+        truth_text = (f"\n## Against the ground truth\n\n{truth_line(spec.system.name, spec.oracle, TruthSummary.of(truth))}; "
                       f"H0 holds {spec.known_fraction:.0%} of the stable phases (seeded per episode).\n\n{truth_table(metrics)}\n")  # fmt: skip
     notes = [f"- {r.spec.policy} (seed {r.spec.seed}): {n}" for r in results for n in [*r.notes[:3], *([r.stopped] if r.stopped else [])]]
     text = f"# {title}\n\n{markdown_table(metrics)}\n{truth_text}\n{why}\n\n{conventions(spec)}\n"

@@ -111,8 +111,7 @@ def plot_hull(truth: GroundTruth, results: list[EpisodeResult], path: Path) -> P
         ax.plot(corners[:, 0], corners[:, 1], color="k", lw=1)
         for (cx, cy), el in zip(corners[:3], elements, strict=True):
             ax.annotate(el, (cx, cy), textcoords="offset points", xytext=(0, 8 if cy else -14), ha="center", fontsize=11)
-        diagram = phase_diagram([HullEntry(counts={el: 1}, energy_per_atom=e) for el, e in references.items()]
-                                + [HullEntry(counts=p.counts, energy_per_atom=p.energy_per_atom) for p in truth.stable])  # fmt: skip
+        diagram = phase_diagram(truth.hull())
         for facet in diagram.facets:
             xy = [_xy({el.symbol: float(n) for el, n in diagram.qhull_entries[i].composition.items()}, elements) for i in facet]
             xy.append(xy[0])
