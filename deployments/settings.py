@@ -143,6 +143,16 @@ class Settings(BaseSettings):
         default_factory=lambda: ["numpy", "scipy", "ase", "ase.build", "pymatgen.core", "rdkit.Chem", "spglib", "smact"],
         description="Modules the warm executor imports once (a missing one is skipped; a run imports what it needs besides).",
     )
+    sandbox_max_files: int = Field(
+        default=10_000, gt=0, description="Files and folders a contained run may hand back from its folder (what comes after is not kept)."
+    )
+    sandbox_run_retention_s: float = Field(
+        default=86_400.0, ge=0, description="How long the folder of a run that answered is kept, in seconds (0: kept for good)."
+    )
+    sandbox_failed_run_retention_s: float = Field(
+        default=14 * 86_400.0, ge=0,
+        description="How long the folder of a run that did not answer is kept, for its trajectory, in seconds (0: kept for good).",
+    )
     output_image_mb: int = Field(default=8, gt=0, description="The largest image a run may hand back (bigger ones are not kept).")
 
     # --- admission (the chat and the MCP server of one workspace, across processes) -------
@@ -332,10 +342,11 @@ class Settings(BaseSettings):
         return self.task_runner == "dask" or (self.task_runner == "auto" and self.dask_cluster != "local")
 
     def secret_paths(self) -> list[Path]:
-        """Files of this installation that neither generated code nor the tools may read: the store, trajectories, web accounts,
-        config (all that is secret: ``deployments/secret_paths.py``)."""
+        """Files of this installation that neither generated code nor the tools may read: the whole workspace (runs, the Prefect
+        database, logs, web accounts and cookie key among them), the store and trajectories wherever they lie, the config file
+        (all that is secret: ``deployments/secret_paths.py``)."""
         root = self.workspace.resolve()
-        return [self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
+        return [root, self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

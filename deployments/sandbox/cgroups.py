@@ -169,6 +169,10 @@ class RunCgroups:
                 pass
         return sorted(found)
 
+    def kill(self) -> None:
+        """SIGKILL every process in the groups now (they stay, to be removed later)."""
+        self._kill()
+
     def _kill(self) -> bool:
         """SIGKILL every process in the groups; whether there were any."""
         pids = self.pids()

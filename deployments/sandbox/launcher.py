@@ -5,12 +5,18 @@ last line that calls ``main`` (a cold run) or, after ``zygote.py``'s source, ``s
 it uses the standard library only. In order, a cold run:
 
 1. under the ``unshare`` fallback, builds the allow-list view itself: a new root of bind mounts (read-only),
-   a size-limited tmpfs run folder, a few devices and its own ``/proc``; ``pivot_root`` into it, detaches the
-   old root and drops every capability (bubblewrap does the same before this program starts);
-2. starts ``main.py`` as ``__main__`` in a child under the resource limits, with a clean traceback;
-3. waits for it, up to the wall-clock limit, then kills every other process of the run (in its PID namespace);
-4. writes a status line and the run folder's files (a tar stream) to the control descriptor, so outputs
-   written in a run folder that lives only in the sandbox are kept.
+   a size-limited tmpfs run folder, a few devices and its own ``/proc``; ``pivot_root`` into it and detaches the
+   old root (bubblewrap does the same before this program starts). It keeps only the capabilities it needs to
+   give the run namespaces of its own and, where evoskill runs as root, a user id of its own;
+2. makes itself impossible to open (not dumpable), enters a new PID namespace and forks ``main.py``'s process:
+   PID 1 of that namespace, with a mount namespace and ``/proc`` of its own, ``/proc/sys`` and the other kernel
+   knobs read-only, and no way to see or open this launcher. Where evoskill runs as root the process becomes an
+   unprivileged user picked for the run (never uid 0 of the host); then it drops every capability and runs
+   ``main.py`` under the resource limits, with a clean traceback;
+3. waits for it, up to the wall-clock limit, then kills it (and with PID 1 every process of the run);
+4. with the run's own rights (its user id, no capabilities), writes a status line and the run folder's regular
+   files and folders to the control descriptor (``send_outputs``: framed, bounded in files, bytes and time), so
+   outputs written in a run folder that lives only in the sandbox are kept. evoskill reads them as data.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import os
 import resource
 import select
 import signal
+import stat
 import sys
 import time
 
@@ -30,13 +37,21 @@ if TYPE_CHECKING:
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = (
     1, 2, 4, 8, 32, 1024, 2048, 4096, 8192, 16384, 1 << 18)  # fmt: skip
 MNT_DETACH = 2
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 1, 4, 24, 38, 47, 4
+# What the launcher and the warm executor keep (CAP_CHOWN, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_SYS_ADMIN): enough
+# to give a run its namespaces, its folder and its user, and to stop it; the run's own process keeps none.
+KEPT_CAPABILITIES = (0, 5, 6, 7, 8, 21)
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 # The kernel's keyrings (add_key, request_key, keyctl) and the audit architecture, per machine: denied to generated code.
 KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219)), "riscv64": (0xC00000F3, (217, 218, 219))}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+# Kernel knobs under a run's own /proc, shown read-only (sysctls, the magic SysRq key, interrupts, buses, file systems).
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+ACCOUNTS = "/etc/passwd", "/etc/group"
 FAILED_SETUP = 97
+CHUNK = 1 << 16
 
 libc: Any = None  # the C library, loaded (with ctypes) only to build a view
 
@@ -84,17 +99,60 @@ def link(target: str, path: str) -> None:
     os.symlink(target, path)
 
 
-def drop_capabilities() -> None:
-    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "could not set no_new_privs")
-    for cap in range(64):
-        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            break
-    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+def load_libc() -> None:
+    global libc
     import ctypes
 
+    libc = ctypes.CDLL(None, use_errno=True)
+
+
+def set_capabilities(kept: tuple[int, ...] = ()) -> None:
+    """Keep only those of the capabilities ``kept`` this process has (effective and permitted; none inheritable or ambient)."""
+    import ctypes
+
+    if libc is None:
+        load_libc()
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
-    check(libc.capset(header, data), "could not drop capabilities")
+    check(libc.capget(header, data), "could not read capabilities")
+    low = sum(1 << cap for cap in kept if cap < 32) & data[1]
+    high = sum(1 << (cap - 32) for cap in kept if cap >= 32) & data[4]
+    data = (ctypes.c_uint32 * 6)(low, low, 0, high, high, 0)  # (effective, permitted, inheritable) for bits 0-31, then 32-63
+    check(libc.capset(header, data), "could not set capabilities")
+
+
+def not_dumpable() -> None:
+    """Nobody without privileges can open this process's descriptors, memory or environment through /proc, or trace it."""
+    if libc is None:
+        load_libc()
+    check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "could not make the launcher undumpable")
+
+
+def become(ids: list[int] | None) -> None:
+    """Give up every privilege for good: the run's own user and group (``ids``; None: stay who this is), no capabilities
+    (the bounding set too), no new privileges. What follows runs, or reads a run's files, with the run's rights only."""
+    if libc is None:
+        load_libc()
+    for cap in range(64):  # needs CAP_SETPCAP: done before the user changes
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break
+    if ids is not None:
+        uid, gid = ids
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    set_capabilities(())
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "could not set no_new_privs")
+
+
+def pick_ids(pool: list[int] | None) -> list[int] | None:
+    """A user and group id for one run from ``pool`` (first id, count), or None where evoskill does not run as root."""
+    if not pool:
+        return None
+    first, count = pool
+    uid = first + int.from_bytes(os.urandom(4), "little") % count
+    return [uid, uid]
 
 
 def deny_keyrings() -> None:
@@ -137,17 +195,11 @@ def pivot(new_root: str) -> None:
     os.chdir("/")
 
 
-def load_libc() -> None:
-    global libc
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-
-
 def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
     """The allow-list view as a new root (the ``unshare`` fallback; bubblewrap builds it from its arguments).
 
-    ``warm``: for the warm executor, which mounts each run's folder itself and keeps its capabilities to do so.
+    ``warm``: for the warm executor, which mounts each run's folder itself. The capabilities stay: the caller keeps
+    those it needs (``KEPT_CAPABILITIES``) and each run drops them all.
     """
     load_libc()
     view, root = cfg["view"], cfg["root"]
@@ -159,9 +211,11 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
         mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
     for path in view["read_only"]:
         bind(path, root + path)
+    covered = []
     for path in view["covered"]:
-        if os.path.isdir(path):
-            mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=755")
+        if os.path.isdir(path):  # read-only once the run folder, which may lie inside it, has its mount point
+            mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=755")
+            covered.append(root + path)
         else:
             bind("/dev/null", root + path, read_only=False, recursive=False)  # reads as empty
     for target, path in view["links"]:
@@ -172,6 +226,8 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
         mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
         with open(os.path.join(view["work"], "main.py"), "rb") as src, open(os.path.join(work, "main.py"), "wb") as dst:
             dst.write(src.read())
+    for path in covered:
+        mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.makedirs(root + "/dev", exist_ok=True)
     mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
     for name in DEVICES:
@@ -185,10 +241,42 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
     for name, text in cfg.get("etc", {}).items():
         with open(f"{root}/etc/{name}", "w") as fh:
             fh.write(text)
+    mount(None, root + "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot(root)
-    if not warm:
-        drop_capabilities()
+
+
+def enter_run(ids: list[int] | None, home: str, pts: bool = False) -> None:
+    """In the run's first process, PID 1 of its own PID namespace, in its folder: a mount namespace and /proc of its own
+    (the kernel's knobs read-only; under bubblewrap, terminals of its own), its own entry in the accounts, its folder
+    made its user's, then ``become(ids)``."""
+    check(libc.unshare(CLONE_NEWNS), "could not give the run a mount namespace")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in PROC_READ_ONLY:
+        if os.path.lexists("/proc/" + name):
+            bind("/proc/" + name, "/proc/" + name)
+    if pts:  # terminals of its own: another run's are not there (/dev/ptmx points into /dev/pts)
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    uid, gid = ids if ids is not None else (os.getuid(), os.getgid())
+    entries = (f"sandbox:x:{uid}:{gid}:sandbox:{home}:/bin/sh\n", f"sandbox:x:{gid}:\n")
+    for path, text in zip(ACCOUNTS, entries, strict=True):
+        if os.path.exists(path):  # shown on top of the view's: a file of the run folder, bound and then unlinked
+            made = f".evoskill-{os.path.basename(path)}"
+            with open(made, "w") as fh:
+                fh.write(text)
+            os.chmod(made, 0o644)
+            bind(made, path, recursive=False)
+            os.unlink(made)
+    hand_over(ids)
+    become(ids)
+
+
+def hand_over(ids: list[int] | None) -> None:
+    """Make the run folder (the current one) and its ``tmp`` the run's user's."""
+    if ids is not None:
+        for path in (".", "tmp"):
+            os.chown(path, *ids)
 
 
 def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | None = None) -> None:
@@ -263,93 +351,194 @@ def finish(namespace: dict[str, Any], code: int, report_fd: int | None = None) -
     os._exit(code)
 
 
-def wait(pid: int, wall_s: float | None, report: Any = None, cancel: int | None = None) -> tuple[int | None, bool]:
-    """The child's wait status and whether the wall-clock limit ran out first; ``(None, False)``: cancelled.
+def wait(pid: int, wall_s: float | None, report: Any = None, cancel: int | None = None) -> tuple[int | None, bool, float]:
+    """The child's wait status, whether the wall-clock limit ran out first, and the CPU seconds it used (``None`` status
+    and not timed out: cancelled, or it said it is done; the caller kills it then).
 
     ``report``: a socket on which the child says its exit code once its output is out (a warm run), so its
     teardown is not waited for; when it closes without a word, the child's own status tells how it ended.
     ``cancel``: a descriptor that turns readable (a byte, or its other end closed) when the caller cancels the run.
     """
-    if wall_s is None and report is None and cancel is None:
-        return os.waitpid(pid, 0)[1], False
     deadline = time.monotonic() + (wall_s if wall_s is not None else float("inf"))
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
     watched = [fd for fd in (pidfd, report.fileno() if report is not None else None, cancel) if fd is not None]
+    said: int | None = None
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status, False
+            return (status if said is None else said << 8), False, usage.ru_utime + usage.ru_stime
+        if said is not None:
+            return said << 8, False, 0.0
         left = deadline - time.monotonic()
         if left <= 0:
-            return None, True
+            return None, True, 0.0
         ready = select.select(watched, [], [], min(left, 3600.0 if pidfd is not None else 0.02))[0]
         if cancel is not None and cancel in ready:
-            return None, False
+            return None, False, 0.0
         if report is not None and report.fileno() in ready:
-            said = report.recv(64)
+            message = report.recv(64)
             try:
-                code = int(said.decode("ascii").strip()) if said else None
+                code = int(message.decode("ascii").strip()) if message else None
             except (UnicodeDecodeError, ValueError):
                 code = None
             if code is not None and 0 <= code <= 255:  # the child is to be killed now (the caller does): it has said it is done
-                return code << 8, False
+                said = code
+                continue
             # closed, or not a code: the report is only a hint; the child's own end, the wall clock and a cancel rule
             watched = [fd for fd in (pidfd, cancel) if fd is not None]
 
 
-def kill_the_rest() -> None:
-    """Kill every other process of the run (signals reach only this PID namespace); reap what is ours."""
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def send_outputs(fd: int, status: int | None, timed_out: bool, cpu_s: float, bounds: dict[str, Any]) -> None:
+    """A status line, then the run folder's folders and regular files (but main.py), each a header line and its bytes.
+
+    Only what a run may hand back goes: no links, devices, pipes or sockets; names that are not UTF-8 stay behind; at
+    most ``bounds['max_files']`` entries and ``bounds['max_bytes']`` bytes by length (a sparse file counts in full),
+    within ``bounds['seconds']``. An end line says what stayed behind and why. evoskill checks all of it again.
+    """
+    deadline = time.monotonic() + bounds["seconds"]
+    files_left, bytes_left = bounds["max_files"], bounds["max_bytes"]
+    skipped: dict[str, int] = {}
+
+    def skip(why: str) -> None:
+        skipped[why] = skipped.get(why, 0) + 1
+
+    def header(entry: dict[str, Any]) -> None:
+        write_all(fd, (json.dumps(entry) + "\n").encode())
+
+    header({"status": status, "timed_out": timed_out, "cpu_s": round(cpu_s, 3)})
+    stopped = None
+    root = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    pending = [""]  # folders still to send, by their path in the run folder ("" is the folder itself)
     try:
-        os.kill(-1, signal.SIGKILL)
+        while pending and stopped is None:
+            prefix = pending.pop()
+            try:
+                folder = open_folder(root, prefix)
+            except OSError:
+                skip("folders it could not read")
+                continue
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if time.monotonic() > deadline:
+                            stopped = f"the hand-back took more than {bounds['seconds']:g} s"
+                            break
+                        if not prefix and (entry.name == "main.py" or entry.name.startswith(".evoskill")):
+                            continue
+                        try:
+                            entry.name.encode("utf-8")
+                            kind = entry.stat(follow_symlinks=False).st_mode
+                        except (UnicodeEncodeError, OSError):
+                            skip("names that are not UTF-8, or gone")
+                            continue
+                        if files_left <= 0:
+                            stopped = f"more than {bounds['max_files']} files and folders"
+                            break
+                        path = prefix + entry.name
+                        if stat.S_ISDIR(kind):
+                            header({"path": path, "type": "dir"})
+                            files_left -= 1
+                            pending.append(path + "/")
+                        elif stat.S_ISREG(kind):
+                            bytes_left = send_file(fd, folder, entry.name, path, bytes_left, skip, header)
+                            files_left -= 1
+                        else:
+                            skip("links, devices, pipes and sockets")
+            finally:
+                os.close(folder)
+    except OSError as exc:  # the reader has gone (evoskill stopped the hand-back): nothing more to say
+        if exc.errno in (32, 104):  # EPIPE, ECONNRESET
+            return
+        raise
+    finally:
+        os.close(root)
+    header({"end": True, "skipped": skipped, "stopped": stopped})
+
+
+def open_folder(root: int, path: str) -> int:
+    """The folder ``path`` (``a/b/``) below ``root``, each step opened without following a link."""
+    fd = os.dup(root)
+    for name in path.split("/"):
+        if name:
+            try:
+                step = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = step
+    return fd
+
+
+def send_file(fd: int, folder: int, name: str, path: str, bytes_left: int, skip: Any, header: Any) -> int:
+    """One regular file, opened without following links; the bytes left to send after it."""
+    try:
+        src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=folder)
     except OSError:
-        pass
-    while True:
-        try:
-            if os.waitpid(-1, 0)[0] == 0:
-                break
-        except ChildProcessError:
-            break
-
-
-def send_outputs(fd: int, status: int | None, timed_out: bool) -> None:
-    """A status line, then the run folder's files (but main.py) as an uncompressed tar stream."""
-    with os.fdopen(fd, "wb") as out:
-        out.write((json.dumps({"status": status, "timed_out": timed_out}) + "\n").encode())
-        out.flush()
-        names = [name for name in sorted(os.listdir(".")) if name != "main.py"]
-        if names == ["tmp"] and not os.listdir("tmp"):
-            return  # nothing written: no archive
-        import tarfile
-
-        try:
-            with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-                for name in names:
-                    tar.add(name, recursive=True)
-        except (OSError, tarfile.TarError) as exc:
-            sys.stderr.write(f"sandbox: outputs not all kept ({exc})\n")
+        skip("files it could not read")
+        return bytes_left
+    try:
+        info = os.fstat(src)
+        if not stat.S_ISREG(info.st_mode):
+            skip("links, devices, pipes and sockets")
+            return bytes_left
+        if info.st_size > bytes_left:
+            skip("files beyond the run's disk limit (by length)")
+            return bytes_left
+        header({"path": path, "type": "file", "size": info.st_size})
+        left = info.st_size
+        while left:
+            chunk = os.read(src, min(CHUNK, left)) or bytes(min(CHUNK, left))  # a file that shrank: the frame stays whole
+            write_all(fd, chunk)
+            left -= len(chunk)
+        return bytes_left - info.st_size
+    finally:
+        os.close(src)
 
 
 def main(cfg: dict[str, Any]) -> NoReturn:
     """Run main.py once (``cfg``: the run's folder, limits and control descriptor; under ``unshare``, its view too)."""
+    os.umask(0o022)  # what it makes for the run (folders, files) is readable by the run's own user
     if cfg.get("view"):
         build_view(cfg)
+    else:
+        load_libc()
+    not_dumpable()
+    contained = bool(cfg.get("contained"))
+    if contained:
+        set_capabilities(KEPT_CAPABILITIES)
     os.chdir(cfg["cwd"])
     os.makedirs("tmp", exist_ok=True)
+    ids = pick_ids(cfg.get("ids"))
     control = cfg.get("control_fd")
+    if contained:
+        check(libc.unshare(CLONE_NEWPID), "could not give the run a PID namespace")
     pid = os.fork()
     if pid == 0:
         if control is not None:
             os.close(control)
-        start_main(cfg["rlimits"], forked=bool(cfg.get("forked")))
+        if contained:
+            enter_run(ids, cfg["cwd"])
+        else:
+            hand_over(ids)
+            become(ids)
+        start_main(cfg["rlimits"])
         raise SystemExit(0)  # the interpreter's own exit: buffers flushed, atexit handlers run
-    status, timed_out = wait(pid, cfg.get("wall_s"))
-    if cfg.get("own_pid_namespace") and os.getpid() <= 2:  # pid 1 or 2 only inside its own PID namespace: never the host's
-        kill_the_rest()
+    status, timed_out, cpu_s = wait(pid, cfg.get("wall_s"))
+    if status is None:
+        os.kill(pid, signal.SIGKILL)  # PID 1 of the run's namespace: every process of the run ends with it
+        os.waitpid(pid, 0)
     if control is not None:
-        send_outputs(control, status, timed_out)
+        become(ids)  # the run folder is read with the run's own rights
+        send_outputs(control, status, timed_out, cpu_s, cfg["handback"])
+        os.close(control)
     if timed_out or status is None:
         os._exit(124)
     if os.WIFSIGNALED(status):

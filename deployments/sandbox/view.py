@@ -151,7 +151,7 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
     shown = _outermost([*system, *granted]) if granted else system
     covered = []
     for h in hidden_paths:
-        if not inside(h, shown) or inside(here, [h]) or not Path(h).exists():
+        if not inside(h, shown) or not Path(h).exists():  # a run folder inside it is shown again on top of the cover
             continue
         if any(inside(p, [h]) for p in python_paths()):
             log.warning("sandbox: not hiding %s: it holds the Python environment", h)

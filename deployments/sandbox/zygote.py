@@ -7,14 +7,17 @@ launcher's functions only.
 
 Runs start from a *runner* forked ahead of time, so a run waits for none of this:
 
-1. the runner (a fork of the executor) enters new mount, PID and IPC namespaces (and network, unless runs
-   may reach it) and forks the run's first process, PID 1 of its namespace, which waits;
+1. the runner (a fork of the executor) enters new mount, PID, IPC and UTS namespaces (and network, unless runs
+   may reach it), mounts a fresh size-limited tmpfs as the run folder and over every other writable place of the
+   view, and forks the run's first process, PID 1 of its namespace: it takes a mount namespace and ``/proc`` of its
+   own (the kernel's knobs read-only), becomes the run's user (an unprivileged id picked for the run where evoskill
+   runs as root), drops every capability, and waits;
 2. for a request (a JSON message on the socket with the run's descriptors: stdout, stderr, the control pipe,
    the code, the cancel pipe, the run's cgroups) the executor hands both to the runner and forks the next one;
-3. the runner moves the run's process into the run's cgroups, mounts a fresh size-limited tmpfs as the run
-   folder and over every other writable place of the view, writes ``main.py`` there and lets the process go:
-   it mounts its own ``/proc``, drops every capability, takes the run's stdout and stderr, closes every other
-   descriptor and runs main.py under the limits (when it ends, the kernel ends every other process of the run);
+3. the runner moves the run's process, and itself, into the run's cgroups, writes ``main.py``, gives up its own
+   privileges for the run's (its user, no capabilities, not dumpable) and lets the process go: it takes the run's
+   stdout and stderr, closes every other descriptor and runs main.py under the limits (when it ends, the kernel ends
+   every other process of the run);
 4. the runner waits for it up to the wall-clock limit, or until evoskill cancels the run (a byte on, or the close of,
    the run's cancel pipe), then kills it, and with it the run, and writes the status line and the run folder's files
    on the control pipe, as a cold launcher does.
@@ -37,26 +40,34 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from deployments.sandbox.launcher import (
+        CLONE_NEWIPC,
+        CLONE_NEWNET,
+        CLONE_NEWNS,
+        CLONE_NEWPID,
+        CLONE_NEWUTS,
+        KEPT_CAPABILITIES,
         MS_NODEV,
-        MS_NOEXEC,
         MS_NOSUID,
         MS_PRIVATE,
         MS_REC,
         MS_REMOUNT,
+        PR_SET_PDEATHSIG,
+        become,
         bind,
         build_view,
-        drop_capabilities,
+        enter_run,
         fail,
         libc,
         load_libc,
         mount,
+        not_dumpable,
+        pick_ids,
         send_outputs,
+        set_capabilities,
         start_main,
         wait,
     )  # fmt: skip
 
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
-PR_SET_PDEATHSIG = 1
 MAX_FDS = 16
 
 
@@ -123,14 +134,11 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
         return (json.loads(data), fds) if data else None
 
 
-def first_process(link: socket.socket, pts: bool) -> NoReturn:
-    """PID 1 of a run's namespace: its own /proc (and terminals), no capabilities, new random states; then, when the runner
-    says so, main.py. It dies with its runner (and the whole run with it)."""
+def first_process(link: socket.socket, pts: bool, ids: list[int] | None, home: str) -> NoReturn:
+    """PID 1 of a run's namespace: ``enter_run`` (its own mounts and /proc, its user, no capabilities), new random states;
+    then, when the runner says so, main.py. It dies with its runner (and the whole run with it)."""
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a runner that died before this line: its socket says so below
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    if pts:  # terminals of its own: another run's are not there (/dev/ptmx points into /dev/pts)
-        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
-    drop_capabilities()
+    enter_run(ids, home, pts)
     reseed()
     message = receive(link)
     if message is None:  # the runner is gone: no run
@@ -150,14 +158,16 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     """A runner (see the module's docstring): made ready ahead of time, then one run, then gone.
 
     ``places``: the run folder (``work``), the view's other writable places (``fresh``), the read-only paths
-    inside those (``kept``) and the size of each tmpfs until the run says its own (``disk_bytes``).
+    inside those (``kept``), the size of each tmpfs until the run says its own (``disk_bytes``) and the pool of user
+    ids a run's user is picked from where evoskill runs as root (``ids``).
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for the run's process
     keep_only({0, 1, 2, sock.fileno(), *groups})
-    if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)) != 0:
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (0 if network else CLONE_NEWNET)) != 0:
         import ctypes
 
         fail(f"could not enter a run's namespaces ({os.strerror(ctypes.get_errno())})")
+    ids = pick_ids(places.get("ids"))
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     size = f",size={places['disk_bytes']}"
     kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in places["kept"]]
@@ -172,16 +182,17 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755{size}")
     os.chdir(work)
     os.mkdir("tmp")
+    os.close(os.open("main.py", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))  # filled when the run comes (the folder is its user's by then)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         sock.close()
         ours.close()
-        first_process(theirs, bool(places.get("shm_bytes")))
+        first_process(theirs, bool(places.get("shm_bytes")), ids, work)
     theirs.close()
     process = os.pidfd_open(pid)  # signals reach this process only, never a later one with its number
     try:
-        serve_run(sock, ours, pid, process, places, groups)
+        serve_run(sock, ours, pid, process, places, groups, ids)
     finally:  # whatever happens here, the run ends with its runner
         kill(process)
     os._exit(0)
@@ -194,12 +205,14 @@ def kill(process: int) -> None:
         pass
 
 
-def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, places: dict[str, Any], groups: list[int]) -> None:
+def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, places: dict[str, Any], groups: list[int],
+              ids: list[int] | None) -> None:  # fmt: skip
     """The runner's part once the run's process waits: its cgroups, then one run."""
     work = places["work"]
-    for group in groups:  # the run's process, and all it starts, count against the run's limits (set when the run comes)
+    for group in groups:  # the run's process, all it starts and this runner count against the run's limits (set when the run comes)
         try:
             os.write(group, str(pid).encode())
+            os.write(group, str(os.getpid()).encode())
         except OSError as exc:
             fail(f"could not move a run's process into its cgroup ({exc})")
         os.close(group)
@@ -214,17 +227,21 @@ def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, 
             mount(None, path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={request['disk_bytes']}")
     with os.fdopen(code, "rb") as src, open("main.py", "wb") as dst:
         dst.write(src.read())
-    drop_capabilities()  # nothing it does from here needs them: it only waits, and reads the run folder back
+    become(ids)  # nothing it does from here needs privileges: it only waits, and reads the run folder back with the run's rights
+    not_dumpable()
     try:
         socket.send_fds(ours, [json.dumps(request).encode()], [out, 2])
     except OSError as exc:
         fail(f"the run's process did not start ({exc})")
     os.close(out)
-    status, timed_out = wait(pid, request["wall_s"], report=ours, cancel=cancel)
+    status, timed_out, cpu_s = wait(pid, request["wall_s"], report=ours, cancel=cancel)
     kill(process)  # PID 1: every process of the run ends with it (it has ended, said it is done, ran out of time or was cancelled)
-    if status is None:
+    try:  # reaped once the kernel has ended every other process of the run: nothing writes while the folder is read back
         os.waitpid(pid, 0)
-    send_outputs(control, status, timed_out)
+    except ChildProcessError:
+        pass
+    send_outputs(control, status, timed_out, cpu_s, request["handback"])
+    os.close(control)
     os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down
 
 
@@ -258,10 +275,13 @@ def refuse(fds: list[int], why: str) -> None:
 
 def serve(cfg: dict[str, Any]) -> NoReturn:
     """Build the view (under ``unshare``), import the heavy packages, then hand each request to a runner until the socket closes."""
+    os.umask(0o022)  # what it makes for runs (folders, files) is readable by each run's own user
     if cfg.get("view"):
         build_view(cfg, warm=True)
     else:
         load_libc()
+    not_dumpable()
+    set_capabilities(KEPT_CAPABILITIES)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.chdir("/")
     started = time.perf_counter()

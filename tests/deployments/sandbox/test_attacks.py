@@ -58,8 +58,8 @@ def _leftover_cgroups() -> list[Path]:
 def isolation(request: pytest.FixtureRequest) -> dict[str, bool | str]:
     """Each isolation this machine has (the fallbacks too); what it contains."""
     report = isolation_report(wanted=request.param)
-    if request.param != "none" and not report["namespaces"]:
-        pytest.skip(f"{request.param} isolation is not available here")
+    if not report["works"]:
+        pytest.skip(f"{request.param} isolation is not available here ({report['why_not']})")
     return report
 
 
@@ -157,6 +157,8 @@ def test_no_secret_of_the_machine_is_readable(attack, isolation, world):
     result = attack(_READ_ALL % (json.dumps({k: str(v) for k, v in world.items()}), CANARY))
     assert result.ok
     if isolation["allow_list"]:
+        assert result.answer == {}
+    elif isolation["own_user"]:  # its own unprivileged user reads what every user may: not the test's owner-only folder
         assert result.answer == {}
     else:  # documented: without namespaces generated code reads what the evoskill user can
         assert set(result.answer) == set(world)
@@ -257,9 +259,12 @@ def test_the_kernel_keyrings_are_closed(attack):
 
 
 def test_writing_outside_the_run_folder_is_refused(attack, isolation, tmp_path):
-    if not isolation["read_only_filesystem"]:  # documented: without namespaces the code writes wherever the user can
+    if not isolation["read_only_filesystem"]:  # documented: without namespaces the code writes wherever its user can
         result = attack(_answer(f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('written')\nprint(1)"))
-        assert result.ok and (tmp_path / "outside.txt").read_text() == "written"
+        if isolation["own_user"]:  # its own unprivileged user: not into the test's owner-only folder
+            assert not result.ok and not (tmp_path / "outside.txt").exists()
+        else:
+            assert result.ok and (tmp_path / "outside.txt").read_text() == "written"
         return
     targets = [str(tmp_path / "outside.txt"), str(tmp_path / "ws" / "runs" / "neighbour.txt"), str(tmp_path / "home" / ".bashrc"),
                str(Path.cwd() / "evoskill-was-here.txt"), "/usr/evoskill-was-here.txt", "/evoskill-was-here.txt", "/dev/evoskill"]  # fmt: skip
@@ -284,7 +289,7 @@ def test_writing_outside_the_run_folder_is_refused(attack, isolation, tmp_path):
     # Where the run folder lies under /tmp, its /tmp is a private tmpfs holding it: writes there stay in the sandbox.
     private = [t for t in targets if Path(t).is_relative_to("/tmp") and Path(result.workdir).is_relative_to("/tmp")]
     assert result.ok and written == [] and len(result.answer) >= len(targets) - len(private)
-    assert set(result.answer) <= {"Read-only file system", "No such file or directory"}
+    assert set(result.answer) <= {"Read-only file system", "No such file or directory", "Permission denied"}
     assert (Path(result.workdir) / "inside.txt").read_text() == "fine"
     assert [f.read_text() for f in (Path(result.workdir) / "tmp").glob("*.txt")] in (["temporary"], ["temporary", "private"], ["private", "temporary"])  # its temporary files are kept with its outputs
     # Unhandled, the refusal reaches the agent as an error it can act on.
@@ -335,7 +340,7 @@ def test_opening_a_network_connection_is_refused(attack, isolation):
 
 
 def test_a_fork_bomb_is_stopped(attack, isolation):
-    if not isolation["pids_cgroup"] and os.geteuid() == 0:
+    if not isolation["pids_cgroup"] and os.geteuid() == 0 and not isolation["own_user"]:
         pytest.skip("no pids cgroup, and RLIMIT_NPROC does not bind root")
     started = time.perf_counter()
     result = attack("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", wall_s=3, max_processes=16)
@@ -443,8 +448,9 @@ def test_result_json_that_leads_outside_the_run_folder_is_not_read(attack, world
 
 def test_an_isolation_that_does_not_work_here_is_a_clear_error(tmp_path, monkeypatch):
     from deployments.sandbox import execute as sandbox
+    from deployments.sandbox.isolations import base as isolation_base
 
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(isolation_base.shutil, "which", lambda name: None)
     sandbox._unavailable.cache_clear()
     try:
         result = run_code("print(1)\n", tmp_path, SandboxLimits(isolation="bwrap"))

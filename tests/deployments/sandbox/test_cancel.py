@@ -24,8 +24,9 @@ from tests.processes import marked
 
 @pytest.fixture(params=["bwrap", "unshare", "none"])
 def isolation(request: pytest.FixtureRequest) -> str:
-    if request.param != "none" and not isolation_report(wanted=request.param)["namespaces"]:
-        pytest.skip(f"{request.param} isolation is not available here")
+    report = isolation_report(wanted=request.param)
+    if not report["works"]:
+        pytest.skip(f"{request.param} isolation is not available here ({report['why_not']})")
     return str(request.param)
 
 

@@ -196,7 +196,7 @@ def test_warm_runs_leave_no_cgroup_behind(limits, tmp_path):
     executor = _executor(limits)
     waiting = {Path(g) for g in executor.waiting_cgroups}
     assert len(waiting) == len(controllers)
-    assert all(len((g / "cgroup.procs").read_text().split()) == 1 for g in waiting)  # the next run's process, ready in its groups
+    assert all(len((g / "cgroup.procs").read_text().split()) == 2 for g in waiting)  # the next run's process and its runner, ready in its groups
     before = _warm_groups()
     for _ in range(5):
         assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).executor == "warm"

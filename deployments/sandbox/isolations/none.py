@@ -1,0 +1,48 @@
+"""No namespaces: limits only. Generated code sees and writes what its user can, shares the host's processes and network,
+and writes its folder in place (SECURITY.md). Where evoskill runs as root the run still gets an unprivileged user of its
+own, so this isolation works there only where every user may read the Python environment."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from deployments.sandbox.isolations.base import Containment, Isolation, run_ids
+from deployments.sandbox.limits import SandboxLimits
+from deployments.sandbox.view import SandboxView, python_paths
+
+__all__ = ["NoIsolation"]
+
+
+def _closed_to_others(path: str) -> str | None:
+    """The first folder on the way to ``path`` (or ``path`` itself) another user may not enter, or None."""
+    for folder in [*reversed(Path(path).parents), Path(path)]:
+        try:
+            mode = os.stat(folder).st_mode
+        except OSError:
+            return str(folder)
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH or not mode & stat.S_IROTH:
+            return str(folder)
+    return None
+
+
+class NoIsolation(Isolation):
+    name = "none"
+    contained = False
+
+    def missing(self) -> str | None:
+        if run_ids() is None:
+            return None
+        for path in python_paths():
+            closed = _closed_to_others(path)
+            if closed is not None:
+                return (f"as root it runs generated code as an unprivileged user of its own, which cannot enter {closed} "
+                        "(the Python environment lies there)")  # fmt: skip
+        return None
+
+    def cold(self, view: SandboxView | None, limits: SandboxLimits, workdir: Path) -> Containment:
+        return Containment([])
+
+    def warm(self, view: SandboxView, limits: SandboxLimits) -> Containment:
+        raise ValueError("the warm executor runs only inside namespaces")
