@@ -446,8 +446,6 @@ def _execute(
     (stdout, out_cut), (stderr, err_cut) = readers[0].text(), readers[1].text()
     if outputs_problem and not cancelled:
         stderr += f"\nsandbox: {outputs_problem}\n"
-    if left_behind and not cancelled:
-        stderr += f"\nsandbox: not kept from the run folder: {left_behind}\n"
     found, answer, problem = (False, None, None) if timed_out or cancelled else read_answer(stdout, workdir)
     result = ExecutionResult(
         exit_code=None if timed_out or cancelled else exit_code,
@@ -467,6 +465,8 @@ def _execute(
         result.error = f"cancelled by its caller after {result.wall_s:.1f} s; its processes were killed"
     else:
         result.error = None if result.ok else diagnose(result, limits, problem, refused, view)
+    if left_behind and not cancelled:  # after the diagnosis, which reads the run's own last error
+        result.stderr += f"\nsandbox: not kept from the run folder: {left_behind}\n"
     for stream in ("stdout", "stderr"):  # long outputs stay in the run folder; stages pass a reference and an excerpt
         text = getattr(result, stream)
         if len(text) > _INLINE_CHARS:

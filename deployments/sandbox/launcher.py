@@ -402,7 +402,8 @@ def send_outputs(fd: int, status: int | None, timed_out: bool, cpu_s: float, bou
 
     Only what a run may hand back goes: no links, devices, pipes or sockets; names that are not UTF-8 stay behind; at
     most ``bounds['max_files']`` entries and ``bounds['max_bytes']`` bytes by length (a sparse file counts in full),
-    within ``bounds['seconds']``. An end line says what stayed behind and why. evoskill checks all of it again.
+    within ``bounds['seconds']``; folders in name order, each before what it holds. An end line says what stayed
+    behind and why. evoskill checks all of it again.
     """
     deadline = time.monotonic() + bounds["seconds"]
     files_left, bytes_left = bounds["max_files"], bounds["max_bytes"]
@@ -417,44 +418,32 @@ def send_outputs(fd: int, status: int | None, timed_out: bool, cpu_s: float, bou
     header({"status": status, "timed_out": timed_out, "cpu_s": round(cpu_s, 3)})
     stopped = None
     root = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    pending = [""]  # folders still to send, by their path in the run folder ("" is the folder itself)
+    pending = [("", iter(listing(root, "", files_left + 1, skip)))]  # folders being sent: their path, what is left of them
     try:
         while pending and stopped is None:
-            prefix = pending.pop()
-            try:
-                folder = open_folder(root, prefix)
-            except OSError:
-                skip("folders it could not read")
+            prefix, entries = pending[-1]
+            entry = next(entries, None)
+            if entry is None:
+                pending.pop()
                 continue
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if time.monotonic() > deadline:
-                            stopped = f"the hand-back took more than {bounds['seconds']:g} s"
-                            break
-                        if not prefix and (entry.name == "main.py" or entry.name.startswith(".evoskill")):
-                            continue
-                        try:
-                            entry.name.encode("utf-8")
-                            kind = entry.stat(follow_symlinks=False).st_mode
-                        except (UnicodeEncodeError, OSError):
-                            skip("names that are not UTF-8, or gone")
-                            continue
-                        if files_left <= 0:
-                            stopped = f"more than {bounds['max_files']} files and folders"
-                            break
-                        path = prefix + entry.name
-                        if stat.S_ISDIR(kind):
-                            header({"path": path, "type": "dir"})
-                            files_left -= 1
-                            pending.append(path + "/")
-                        elif stat.S_ISREG(kind):
-                            bytes_left = send_file(fd, folder, entry.name, path, bytes_left, skip, header)
-                            files_left -= 1
-                        else:
-                            skip("links, devices, pipes and sockets")
-            finally:
-                os.close(folder)
+            name, kind = entry
+            if time.monotonic() > deadline:
+                stopped = f"the hand-back took more than {bounds['seconds']:g} s"
+            elif files_left <= 0:
+                stopped = f"more than {bounds['max_files']} files and folders"
+            elif stat.S_ISDIR(kind):
+                header({"path": prefix + name, "type": "dir"})
+                files_left -= 1
+                pending.append((prefix + name + "/", iter(listing(root, prefix + name + "/", files_left + 1, skip))))
+            elif stat.S_ISREG(kind):
+                folder = open_folder(root, prefix)
+                try:
+                    bytes_left = send_file(fd, folder, name, prefix + name, bytes_left, skip, header)
+                finally:
+                    os.close(folder)
+                files_left -= 1
+            else:
+                skip("links, devices, pipes and sockets")
     except OSError as exc:  # the reader has gone (evoskill stopped the hand-back): nothing more to say
         if exc.errno in (32, 104):  # EPIPE, ECONNRESET
             return
@@ -462,6 +451,32 @@ def send_outputs(fd: int, status: int | None, timed_out: bool, cpu_s: float, bou
     finally:
         os.close(root)
     header({"end": True, "skipped": skipped, "stopped": stopped})
+
+
+def listing(root: int, path: str, most: int, skip: Any) -> list[tuple[str, int]]:
+    """The names in the folder ``path`` below ``root`` and their kinds (not following links), at most ``most``, in name
+    order; the run's own script and evoskill's names at the top are left out."""
+    found: list[tuple[str, int]] = []
+    try:
+        folder = open_folder(root, path)
+    except OSError:
+        skip("folders it could not read")
+        return found
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if len(found) >= most:
+                    break
+                if not path and (entry.name == "main.py" or entry.name.startswith(".evoskill")):
+                    continue
+                try:
+                    entry.name.encode("utf-8")
+                    found.append((entry.name, entry.stat(follow_symlinks=False).st_mode))
+                except (UnicodeEncodeError, OSError):
+                    skip("names that are not UTF-8, or gone")
+    finally:
+        os.close(folder)
+    return sorted(found)
 
 
 def open_folder(root: int, path: str) -> int:

@@ -46,7 +46,7 @@ def allowed_path(path: str | Path, settings: Settings) -> Path:
     resolved = (raw if raw.is_absolute() else settings.workspace / raw).resolve()
     if is_hidden(resolved, settings):
         raise ToolError(
-            f"{path} is secret (the store, trajectories, web accounts, cookie key, config, credentials or a hidden path): no tool reads it.",
+            f"{path} is secret (the workspace, the store, trajectories, config, credentials or a hidden path): no tool reads it.",
             "read the installed packages' sources and docs instead.",
         )
     if not is_inside(resolved, allowed_roots(settings)):

@@ -13,13 +13,15 @@ def test_hidden_paths_hold_every_secret_of_the_installation(workspace, tmp_path,
     settings = get_settings(sandbox_hidden_paths=[tmp_path / "answers"])
     hidden = hidden_paths(settings)
     ws = workspace.resolve()
-    expected = [ws / "store", ws / "trajectories", ws / "web-users.json", ws / "web-secret", (tmp_path / "absent.toml").resolve(),
+    expected = [ws, ws / "store", ws / "trajectories", ws / "web-users.json", ws / "web-secret", (tmp_path / "absent.toml").resolve(),
                 (tmp_path / "answers").resolve(), *((tmp_path / "home" / name).resolve() for name in HOME_SECRETS)]  # fmt: skip
     assert set(expected) <= set(hidden)
     assert {".ssh", ".aws", ".config/gcloud", ".netrc", ".git-credentials"} <= set(HOME_SECRETS)
     for path in expected:
         assert is_hidden(path, settings) and is_hidden(path / "inside" / "deeper.json", settings)
-    assert not is_hidden(ws / "runs", settings) and not is_hidden(tmp_path / "answers-not", settings)
+    for inside in (ws / "runs", ws / "prefect" / "prefect.db", ws / "logs" / "evoskill.log"):  # the whole workspace, wherever it lies
+        assert is_hidden(inside, settings)
+    assert not is_hidden(tmp_path / "answers-not", settings) and not is_hidden(ws.parent / f"{ws.name}-beside", settings)
 
 
 def test_the_sandbox_hides_exactly_the_shared_list(workspace, tmp_path, monkeypatch):

@@ -72,9 +72,9 @@ def test_the_workspace_with_every_users_runs_is_not_readable(workspace):
     run = workspace / "runs" / "solve-alice-1" / "main.py"
     run.parent.mkdir(parents=True)
     run.write_text("print('alice')\n")
-    with pytest.raises(ToolError, match="outside the readable folders"):
+    with pytest.raises(ToolError, match="is secret"):
         read_file(str(run), settings)
-    with pytest.raises(ToolError, match="outside the readable folders"):
+    with pytest.raises(ToolError, match="is secret"):
         read_file("runs/solve-alice-1/main.py", settings)
 
 
