@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["SandboxView", "build_view", "inside", "python_paths"]
+__all__ = ["SandboxView", "build_view", "closed_to_others", "inside", "python_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,9 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
             log.warning("sandbox: input %s is a hidden path (the store, trajectories, credentials or an answer file); not granted", raw)
         else:
             granted.append(path)
+            if os.geteuid() == 0 and closed_to_others(path, parents=False):
+                log.warning("sandbox: input %s can be read only by its owner, and runs have an unprivileged user of their own: "
+                            "make it readable to others (chmod o+rX) for runs to read it", raw)  # fmt: skip
     here = str(work.resolve())
     shown = _outermost([*system, *granted]) if granted else system
     covered = []
@@ -165,6 +169,20 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
         else:
             links.append((f"{here}/tmp", folder))
     return SandboxView(work=here, scratch=tuple(scratch), read_only=shown, links=tuple(links), covered=tuple(covered), refused=tuple(refused))
+
+
+def closed_to_others(path: str, parents: bool = True) -> str | None:
+    """The first folder on the way to ``path`` (with ``parents``), or ``path`` itself, that a user other than its owner
+    may not enter or read; None when every user may."""
+    steps = [*reversed(Path(path).parents), Path(path)] if parents else [Path(path)]
+    for step in steps:
+        try:
+            mode = os.stat(step).st_mode
+        except OSError:
+            return str(step)
+        if not mode & stat.S_IROTH or stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            return str(step)
+    return None
 
 
 def view_paths(view: SandboxView) -> list[str]:

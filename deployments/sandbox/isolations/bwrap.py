@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def sizes_tmpfs() -> bool:
         return False
 
 
-def _parents(paths: list[str], within: list[str]) -> list[str]:
+def _parents(paths: Iterable[str], within: Iterable[str]) -> list[str]:
     """The folders above ``paths`` that are not ``/`` and not inside one of ``within`` (mounts of their own), outermost first."""
     found = {str(parent) for path in paths for parent in Path(path).parents if str(parent) != "/"}
     return sorted((folder for folder in found if not inside(folder, within)), key=lambda folder: folder.count("/"))

@@ -4,27 +4,13 @@ own, so this isolation works there only where every user may read the Python env
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 from deployments.sandbox.isolations.base import Containment, Isolation, run_ids
 from deployments.sandbox.limits import SandboxLimits
-from deployments.sandbox.view import SandboxView, python_paths
+from deployments.sandbox.view import SandboxView, closed_to_others, python_paths
 
 __all__ = ["NoIsolation"]
-
-
-def _closed_to_others(path: str) -> str | None:
-    """The first folder on the way to ``path`` (or ``path`` itself) another user may not enter, or None."""
-    for folder in [*reversed(Path(path).parents), Path(path)]:
-        try:
-            mode = os.stat(folder).st_mode
-        except OSError:
-            return str(folder)
-        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH or not mode & stat.S_IROTH:
-            return str(folder)
-    return None
 
 
 class NoIsolation(Isolation):
@@ -35,7 +21,7 @@ class NoIsolation(Isolation):
         if run_ids() is None:
             return None
         for path in python_paths():
-            closed = _closed_to_others(path)
+            closed = closed_to_others(path)
             if closed is not None:
                 return (f"as root it runs generated code as an unprivileged user of its own, which cannot enter {closed} "
                         "(the Python environment lies there)")  # fmt: skip
