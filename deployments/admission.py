@@ -16,6 +16,9 @@ requests waiting is told busy.
 >>> with admission.enter("ada") as ticket:                                                             # doctest: +SKIP
 ...     ticket.wait(lambda position: print(f"busy, position {position}"))
 ...     solve(...)
+
+An async door waits with ``await ticket.turn(on_wait)`` instead: each look at the queue runs on a worker thread, so the
+event loop serves other requests meanwhile.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+import anyio
 from pydantic import BaseModel, Field, ValidationError
 
 from deployments.files import file_lock, write_atomic
@@ -251,6 +255,16 @@ class Ticket:
             if cancel is None:
                 time.sleep(self.admission.poll_s)
         return True
+
+    async def turn(self, on_wait: Callable[[int], Awaitable[None]] | None = None) -> None:
+        """Wait until admitted without blocking the event loop (each look on a worker thread), awaiting ``on_wait`` with
+        each new position; cancelling the awaiting task stops the wait (leave the ``with`` block to leave the queue)."""
+        told = 0
+        while (position := await anyio.to_thread.run_sync(self.poll)) != 0:
+            if on_wait is not None and position != told:
+                await on_wait(position)
+                told = position
+            await anyio.sleep(self.admission.poll_s)
 
     def forget(self) -> None:
         """Drop the waiter's lock file (the entry is already out of the queue)."""

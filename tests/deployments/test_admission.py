@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import anyio
 import pytest
 
 from deployments.admission import Admission, Bounds, Busy, Ticket
@@ -115,6 +116,40 @@ def test_queued_limit_zero_admits_or_refuses_at_once(tmp_path):
         with pytest.raises(Busy):
             admission.enter("bob")
     assert admission.enter("bob").admitted
+
+
+def test_an_awaited_turn_hears_its_places_and_leaves_the_event_loop_free(tmp_path):
+    """``await ticket.turn(...)`` is told each new place; the loop runs other tasks meanwhile; cancelled, it leaves the queue."""
+    admission = _admission(tmp_path, total=1, per_user=1)
+    holder = admission.enter("holder")
+    heard: list[int] = []
+
+    async def told(position: int) -> None:
+        heard.append(position)
+
+    async def main() -> None:
+        first, second = admission.enter("ada"), admission.enter("bob")
+        with anyio.fail_after(30):  # a wait that held the loop would never let this task release the others
+            async with anyio.create_task_group() as group:
+                group.start_soon(second.turn, told)
+                while not heard:
+                    await anyio.sleep(0.001)
+                first.release()  # bob moves up
+                while heard == [2]:
+                    await anyio.sleep(0.001)
+                holder.release()
+        assert second.admitted and heard == [2, 1]
+        second.release()
+
+        blocker = admission.enter("ada")
+        waiting = admission.enter("bob")
+        assert blocker.admitted and waiting.poll() == 1
+        with anyio.move_on_after(0.1), waiting:
+            await waiting.turn()
+        assert not waiting.admitted and not list(tmp_path.glob("wait-*"))  # cancelled and left: no place kept
+        blocker.release()
+
+    anyio.run(main)
 
 
 def _process(folder: Path, user: str, total: int = 1) -> subprocess.Popen[str]:

@@ -291,13 +291,12 @@ class _Handlers:
             ticket = await anyio.to_thread.run_sync(self.admission.enter, self.settings.user)
         except Busy as exc:
             return _result(str(exc), error=True)
+
+        async def queued(position: int) -> None:
+            await ctx.session.report_progress(0, None, f"busy, position {position}: it starts when its turn comes")
+
         with ticket:  # left on cancellation too
-            told = 0
-            while (position := await anyio.to_thread.run_sync(ticket.poll)) != 0:
-                if position != told:
-                    await ctx.session.report_progress(0, None, f"busy, position {position}: it starts when its turn comes")
-                    told = position
-                await anyio.sleep(self.admission.poll_s)
+            await ticket.turn(queued)
             return await _run_cancellable(ctx, work)
 
     def _run_skill(self, skill: Skill, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:

@@ -58,13 +58,15 @@ def flow_solver() -> Solver:
 
 
 def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
-    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads, in their turn.
+    """The web app over ``settings``' store; questions go to the ``solve`` flow on background threads and skill runs to
+    the ``run-skill`` flow, each in its turn (one ``Admission`` for both).
 
     ``prefect_ui``: the Prefect UI's address, for links to flow runs (none when flows run on an ephemeral API).
     """
     store = open_store(settings)
     context = contextvars.copy_context()
-    jobs = SolveJobs(store, flow_solver(), Admission.from_settings(settings), context)
+    admission = Admission.from_settings(settings)
+    jobs = SolveJobs(store, flow_solver(), admission, context)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -77,7 +79,7 @@ def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
     users = UserBook(settings.workspace.resolve() / "web-users.json")
     throttle = LoginThrottle(settings.web_login_attempts, settings.web_login_lockout_s)
     ui = prefect_ui.rstrip("/") if prefect_ui else None
-    app.state.web = WebState(settings, store, jobs, templates, users, throttle, context, ui)
+    app.state.web = WebState(settings, store, jobs, admission, templates, users, throttle, context, ui)
     secret = settings.web_secret.get_secret_value() if settings.web_secret else cookie_secret(settings.workspace.resolve() / "web-secret")
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie="evoskill_session", same_site="strict",
                        max_age=14 * 24 * 3600, https_only=settings.web_secure_cookie)  # fmt: skip

@@ -1,4 +1,9 @@
-"""The skills browser: list and search skills, see one (parameters, provenance, test case, usage), run it, download it."""
+"""The skills browser: list and search skills, see one (parameters, provenance, test case, usage), run it, download it.
+
+A run takes its turn with the chat's questions and the MCP server's calls (``deployments/admission.py``: the same
+slots and bounds per user); its request waits without holding the event loop, and a user with too many requests
+waiting is told busy (429), to retry.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from deployments.admission import Busy
 from flows.interfaces.web.files import SKILL_PAGE, SKILLS_PAGE
 from flows.interfaces.web.forms import form_fields, form_params
 from flows.interfaces.web.state import CurrentUser, WebState, web_state
@@ -41,7 +47,9 @@ def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLRespons
     return state.templates.TemplateResponse(request, SKILLS_PAGE, context)
 
 
-def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any] | None = None, **extra: Any) -> HTMLResponse:
+def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any] | None = None, status: int | None = None,
+                **extra: Any) -> HTMLResponse:  # fmt: skip
+    """The skill's page; ``status`` 400 when ``extra`` has an error, else 200, unless given."""
     state = web_state(request)
     context = {
         "user": user,
@@ -54,7 +62,7 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
         "error": None,
         **extra,
     }
-    return state.templates.TemplateResponse(request, SKILL_PAGE, context, status_code=400 if extra.get("error") else 200)
+    return state.templates.TemplateResponse(request, SKILL_PAGE, context, status_code=status or (400 if extra.get("error") else 200))
 
 
 @router.get("/skills/{skill_id}", response_class=HTMLResponse)
@@ -65,7 +73,7 @@ def show_skill(request: Request, user: CurrentUser, skill_id: str) -> HTMLRespon
 
 @router.post("/skills/{skill_id}/run", response_class=HTMLResponse)
 async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> HTMLResponse:
-    """Run the skill with the form's parameters through the ``run-skill`` flow (no LLM)."""
+    """Run the skill with the form's parameters through the ``run-skill`` flow (no LLM), in the user's turn."""
     state = web_state(request)
     skill = _skill(state, skill_id)
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
@@ -74,7 +82,13 @@ async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> H
         validate_params(skill.parameters, params)
     except ParameterError as exc:
         return _skill_page(request, user, skill, form, error=str(exc))
-    output = await run_in_threadpool(state.in_context, run_skill, skill.id, params)
+    try:
+        ticket = await run_in_threadpool(state.admission.enter, user)
+    except Busy as exc:
+        return _skill_page(request, user, skill, form, status=429, error=str(exc))
+    with ticket:  # left when the request ends, also cancelled
+        await ticket.turn()
+        output = await run_in_threadpool(state.in_context, run_skill, skill.id, params)
     explained = None if output.success else explain_run_error(output.error or "", output.params)
     return _skill_page(request, user, state.store.get_skill(skill.id), params, result=output, explained=explained)
 

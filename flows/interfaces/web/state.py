@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
+from deployments.admission import Admission
 from deployments.settings import Settings
 from flows.interfaces.web.jobs import SolveJobs
 from flows.interfaces.web.throttle import LoginThrottle
@@ -23,12 +24,13 @@ __all__ = ["WebState", "LoginRequired", "web_state", "current_user", "CurrentUse
 
 @dataclass
 class WebState:
-    """What every page needs: settings, the store, the running solves, the templates, the accounts, the login throttle
-    and the Prefect UI (if any)."""
+    """What every page needs: settings, the store, the running solves, the turns (``admission``, shared by the solves
+    and the skill runs), the templates, the accounts, the login throttle and the Prefect UI (if any)."""
 
     settings: Settings
     store: SkillStore
     jobs: SolveJobs
+    admission: Admission
     templates: Jinja2Templates
     users: UserBook
     throttle: LoginThrottle
