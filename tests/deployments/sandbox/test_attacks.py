@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
+from deployments.sandbox.execute import SandboxLimits, run_code, warm_up
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 
@@ -52,15 +52,6 @@ def _host_processes_running(marker: str) -> list[str]:
 
 def _leftover_cgroups() -> list[Path]:
     return sorted(Path("/sys/fs/cgroup").glob("**/evoskill-*")) if Path("/sys/fs/cgroup").is_dir() else []
-
-
-@pytest.fixture(params=["bwrap", "unshare", "none"])
-def isolation(request: pytest.FixtureRequest) -> dict[str, bool | str]:
-    """Each isolation this machine has (the fallbacks too); what it contains."""
-    report = isolation_report(wanted=request.param)
-    if not report["works"]:
-        pytest.skip(f"{request.param} isolation is not available here ({report['why_not']})")
-    return report
 
 
 def needs(isolation: dict[str, bool | str], what: str) -> None:
@@ -96,14 +87,6 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
         "answer file": _plant(tmp_path / "suite" / "task.json", f'{{"query": "...", "answer": "{CANARY}"}}'),
     }
     return files
-
-
-@pytest.fixture(params=["cold", "warm"])
-def executor(request: pytest.FixtureRequest, isolation: dict[str, bool | str]) -> str:
-    """How each run starts: a new interpreter, or a fork of the warm executor (only where there are namespaces)."""
-    if request.param == "warm" and not isolation["namespaces"]:
-        pytest.skip("the warm executor runs only inside namespaces")
-    return request.param
 
 
 @pytest.fixture
