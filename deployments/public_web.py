@@ -17,7 +17,7 @@ import socket
 import httpx
 from pydantic import BaseModel
 
-__all__ = ["FetchRefused", "PublicPage", "is_public_address", "public_address", "fetch_public"]
+__all__ = ["FetchRefused", "PublicPage", "is_public_address", "public_address", "public_addresses", "fetch_public"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -55,6 +55,12 @@ def is_public_address(address: str) -> bool:
 
 def public_address(host: str, port: int) -> str:
     """The address to connect to for ``host``: the first it resolves to, when every one is public; else ``FetchRefused``."""
+    return public_addresses(host, port)[0]
+
+
+def public_addresses(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to (once, in the resolver's order, without repeats), when every one is public; else
+    ``FetchRefused``. Connect to these, never to a second lookup of ``host``."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
@@ -64,7 +70,7 @@ def public_address(host: str, port: int) -> str:
     if refused or not addresses:
         where = host if refused == [host] else f"{host} (at {', '.join(refused) or 'no address'})"
         raise FetchRefused(f"{where} is not a public address")
-    return addresses[0]
+    return addresses
 
 
 def _checked(url: httpx.URL) -> httpx.URL:

@@ -123,6 +123,15 @@ class Settings(BaseSettings):
     sandbox_file_size_mb: int = Field(default=256, gt=0)
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
     sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+    sandbox_egress_connect_timeout_s: float = Field(
+        default=10.0, gt=0, description="With the network on: how long the egress proxy tries to reach a host a run asked for."
+    )
+    sandbox_egress_idle_s: float = Field(
+        default=120.0, gt=0, description="With the network on: a connection through the egress proxy with no byte either way for this long is closed."
+    )
+    sandbox_egress_connections: int = Field(
+        default=32, gt=0, description="With the network on: connections through the egress proxy at once, all runs of a process together (more wait)."
+    )
     sandbox_isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
         default="auto",
         description="How generated code is contained: bubblewrap or unshare (an allow-list view of the filesystem, no capabilities, "

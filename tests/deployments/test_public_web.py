@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from deployments.public_web import FetchRefused, fetch_public, is_public_address, public_address
+from deployments.public_web import FetchRefused, fetch_public, is_public_address, public_address, public_addresses
 
 NOT_PUBLIC = [
     "127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
@@ -38,6 +38,15 @@ def test_a_host_with_one_private_address_among_public_ones_is_refused(monkeypatc
         public_address("docs.example.org", 443)
     _resolving_to(monkeypatch, "93.184.216.34")
     assert public_address("docs.example.org", 443) == "93.184.216.34"
+
+
+def test_every_address_of_a_public_host_is_given_once_in_order(monkeypatch):
+    _resolving_to(monkeypatch, "2606:4700:4700::1111", "1.1.1.1", "2606:4700:4700::1111", "1.0.0.1")
+    assert public_addresses("one.example.org", 443) == ["2606:4700:4700::1111", "1.1.1.1", "1.0.0.1"]
+    assert public_address("one.example.org", 443) == "2606:4700:4700::1111"
+    _resolving_to(monkeypatch, "1.1.1.1", "1.0.0.1", "::ffff:10.0.0.1")
+    with pytest.raises(FetchRefused, match="10.0.0.1"):
+        public_addresses("one.example.org", 443)
 
 
 def test_fetch_refuses_before_connecting(monkeypatch):
