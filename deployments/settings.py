@@ -122,7 +122,11 @@ class Settings(BaseSettings):
     sandbox_max_processes: int = Field(default=64, gt=0)
     sandbox_file_size_mb: int = Field(default=256, gt=0)
     sandbox_output_bytes: int = Field(default=64_000, gt=0, description="Cap on captured stdout and on stderr.")
-    sandbox_network: bool = Field(default=False, description="Allow generated code to reach the network.")
+    sandbox_network: bool = Field(
+        default=False,
+        description="Let generated code reach public web addresses (HTTP and HTTPS) through evoskill's proxy; never loopback, "
+        "private addresses or this machine's own.",
+    )
     sandbox_egress_connect_timeout_s: float = Field(
         default=10.0, gt=0, description="With the network on: how long the egress proxy tries to reach a host a run asked for."
     )

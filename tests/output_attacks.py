@@ -1,13 +1,15 @@
 """Generated code that plants links and fakes in its run folder to get a secret served as one of its plots.
 
 Shared by the chat's and the MCP server's attack tests. The code runs under the ``none`` isolation, where it writes
-the host run folder directly (contained runs hand their files back through tarfile's ``data`` filter, which drops
-such links before the outputs are read).
+the host run folder directly (contained runs hand back only folders and regular files, so such links never reach the
+outputs), as evoskill's own user: where the tests run as root, as if evoskill ran as another user (as root, ``none``
+gives each run an unprivileged user of its own, which could not read the secrets to plant them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import base64
 import re
 from pathlib import Path
@@ -15,6 +17,8 @@ from pathlib import Path
 import pytest
 from prefect.client.orchestration import get_client
 
+from deployments.sandbox import execute as sandbox_execute
+from deployments.sandbox.isolations import none as none_isolation
 from deployments.settings import get_settings
 
 CLEAR = {"stage": "triage", "content": {"conflict": "", "question": ""}}
@@ -42,6 +46,9 @@ print(json.dumps(3))
 def plant(monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, bytes]]:
     """Run generated code under ``none``; the attacking code, and the secrets it goes for by name (each non-empty)."""
     monkeypatch.setenv("EVOSKILL_SANDBOX_ISOLATION", "none")
+    for module in (sandbox_execute, none_isolation):
+        monkeypatch.setattr(module, "run_ids", lambda: None)
+    monkeypatch.setattr(sandbox_execute, "_unavailable", functools.cache(sandbox_execute._unavailable.__wrapped__))  # judged afresh, for this test
     settings = get_settings()
     key = settings.workspace.resolve() / "web-secret"
     if not key.is_file():

@@ -29,10 +29,12 @@ non-empty stdout line, or writes ``result.json`` in its working directory.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +51,7 @@ from typing import IO, Any, cast
 from deployments.cancel import current_cancel
 from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgroups
 from deployments.sandbox.diagnosis import Refusals, diagnose, read_answer
+from deployments.sandbox.egress import egress_proxy
 from deployments.sandbox.handback import HandBack, HandBackBounds
 from deployments.sandbox.isolations import ISOLATIONS, Isolation
 from deployments.sandbox.isolations.base import WARM_WORK, run_ids
@@ -56,7 +59,7 @@ from deployments.sandbox.limits import MB, SandboxLimits, rlimits
 from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
 from deployments.sandbox.retention import mark_run, sweep_now_and_then
-from deployments.sandbox.view import SandboxView, build_view, inside
+from deployments.sandbox.view import EGRESS, SandboxView, build_view, inside
 from deployments.sandbox.warm import WarmExecutor, WarmUnavailable, warm_executor
 
 __all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up"]
@@ -69,6 +72,7 @@ _JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96
 _LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
 # Run after the launcher's source, whose __future__ import (which must come first) covers it too.
 _ZYGOTE = (Path(__file__).parent / "zygote.py").read_text().replace("from __future__ import annotations\n", "")
+_EGRESS_PORT = 3128  # with the network on: the web proxy on each run's own 127.0.0.1, relayed to evoskill's
 _GRACE_S = 15.0  # after the wall-clock limit: for the launcher to start, kill the run and hand its folder back
 _HANDBACK_S = 10.0  # of which the hand-back may take this much
 _CANCEL_POLL_S = 0.1  # how often a run's wait looks at its cancel event
@@ -165,8 +169,30 @@ class _Capture(threading.Thread):
         return (bytes(self.head) + marker + bytes(self.tail)).decode(errors="replace"), True
 
 
-def _environment(workdir: Path) -> dict[str, str]:
+def _egress(limits: SandboxLimits) -> dict[str, Any] | None:
+    """With the network on, where a run's relay listens and the proxy's socket it carries connections to; else None."""
+    return {"socket": EGRESS, "port": _EGRESS_PORT} if limits.network else None
+
+
+def _egress_socket(limits: SandboxLimits) -> str | None:
+    """With the network on, this process's web proxy (started on first use): its socket on the host; else None."""
+    if not limits.network:
+        return None
+    global _egress_folder
+    if _egress_folder is None:
+        _egress_folder = Path(tempfile.mkdtemp(prefix="evoskill-egress-"))  # short (a socket's path is at most 107 bytes), owner-only
+        atexit.register(shutil.rmtree, _egress_folder, True)
+    return str(egress_proxy(_egress_folder).socket_path)
+
+
+_egress_folder: Path | None = None
+
+
+def _environment(workdir: Path, network: bool = False) -> dict[str, str]:
     env = {k: os.environ[k] for k in _ENV_PASSTHROUGH if k in os.environ}
+    if network:  # the only way out: evoskill's web proxy, through the run's own 127.0.0.1
+        proxy = f"http://127.0.0.1:{_EGRESS_PORT}"
+        env.update({name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")})
     bin_dir = str(Path(sys.executable).parent)
     env.update(
         PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
@@ -232,7 +258,7 @@ def _handback(limits: SandboxLimits) -> dict[str, Any]:
 
 def _start_cold(workdir: Path, limits: SandboxLimits, isolation: Isolation, groups: RunCgroups) -> tuple[_Started, SandboxView | None, Path | None]:
     """Start a new interpreter for the run: the launcher under ``isolation``; the run's view and a mount point to remove."""
-    view = build_view(workdir, limits.inputs, limits.hidden, limits.network) if isolation.contained else None
+    view = build_view(workdir, limits.inputs, limits.hidden, limits.network, _egress_socket(limits)) if isolation.contained else None
     containment = isolation.cold(view, limits, workdir)
     config: dict[str, Any] = {"rlimits": rlimits(limits, groups), "cwd": str(workdir), "ids": run_ids(), "contained": isolation.contained,
                               **containment.config}  # fmt: skip
@@ -241,13 +267,13 @@ def _start_cold(workdir: Path, limits: SandboxLimits, isolation: Isolation, grou
     if isolation.contained:
         control_read, control_write = os.pipe()
         pass_fds.append(control_write)
-        config.update(control_fd=control_write, wall_s=limits.wall_s, handback=_handback(limits))
+        config.update(control_fd=control_write, wall_s=limits.wall_s, handback=_handback(limits), egress=_egress(limits))
     cmd = [*containment.prefix, sys.executable, "-I", "-c", f"{_LAUNCHER}\nmain(json.loads(sys.argv[1]))\n", json.dumps(config)]
     if groups.groups:
         cmd = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", str(len(groups.procs_files)), *groups.procs_files, *cmd]
     try:
         proc = subprocess.Popen(
-            cmd, cwd=workdir, env=_environment(workdir), stdin=subprocess.DEVNULL,
+            cmd, cwd=workdir, env=_environment(workdir, limits.network and isolation.contained), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
         )  # fmt: skip
     finally:
@@ -257,13 +283,13 @@ def _start_cold(workdir: Path, limits: SandboxLimits, isolation: Isolation, grou
 
 
 @cache
-def _warm_view_of(inputs: tuple[str, ...], hidden: tuple[str, ...], network: bool) -> SandboxView:
-    return build_view(WARM_WORK, inputs, hidden, network)
+def _warm_view_of(inputs: tuple[str, ...], hidden: tuple[str, ...], network: bool, egress: str | None) -> SandboxView:
+    return build_view(WARM_WORK, inputs, hidden, network, egress)
 
 
 def _warm_view(limits: SandboxLimits) -> SandboxView:
     """The view of warm runs under ``limits`` (the same for every run: their folder is always at ``WARM_WORK``)."""
-    return _warm_view_of(limits.inputs, limits.hidden, limits.network)
+    return _warm_view_of(limits.inputs, limits.hidden, limits.network, _egress_socket(limits))
 
 
 def _launch_warm(isolation: Isolation, limits: SandboxLimits, view: SandboxView) -> Callable[[int], subprocess.Popen[bytes]]:
@@ -273,7 +299,7 @@ def _launch_warm(isolation: Isolation, limits: SandboxLimits, view: SandboxView)
         containment = isolation.warm(view, limits)
         config: dict[str, Any] = {"socket_fd": sock, "preload": list(limits.warm_packages), "network": limits.network,
                                   "places": _places(isolation, view, limits), **containment.config}  # fmt: skip
-        env = {**_environment(WARM_WORK), "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # one thread: a fork copies only one
+        env = {**_environment(WARM_WORK, limits.network), "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # one thread: a fork copies only one
         cmd = [*containment.prefix, sys.executable, "-I", "-c", f"{_LAUNCHER}\n{_ZYGOTE}\nserve(json.loads(sys.argv[1]))\n", json.dumps(config)]
         try:
             return subprocess.Popen(cmd, cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -344,7 +370,7 @@ def _places(isolation: Isolation, view: SandboxView, limits: SandboxLimits) -> d
     """Where a warm run writes: its folder, the view's other writable places (each a tmpfs of its own per run), the read-only
     paths inside those; the pool its user is picked from."""
     return {"work": view.work, "fresh": list(view.scratch), "kept": [p for p in view.read_only if inside(p, view.scratch)],
-            "disk_bytes": limits.disk_mb * MB, "shm_bytes": isolation.shm_bytes, "ids": run_ids()}  # fmt: skip
+            "disk_bytes": limits.disk_mb * MB, "shm_bytes": isolation.shm_bytes, "ids": run_ids(), "egress": _egress(limits)}  # fmt: skip
 
 
 def _start_warm(executor: WarmExecutor, code: str, limits: SandboxLimits) -> tuple[_Started, RunCgroups]:

@@ -39,9 +39,11 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_NOATIME, MS_NODIRATIME
 MNT_DETACH = 2
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 1, 4, 24, 38, 47, 4
-# What the launcher and the warm executor keep (CAP_CHOWN, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_SYS_ADMIN): enough
-# to give a run its namespaces, its folder and its user, and to stop it; the run's own process keeps none.
-KEPT_CAPABILITIES = (0, 5, 6, 7, 8, 21)
+# What the launcher and the warm executor keep (CAP_CHOWN, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_NET_ADMIN,
+# CAP_SYS_ADMIN): enough to give a run its namespaces (its loopback up), its folder and its user, and to stop it; the run's own
+# process keeps none.
+KEPT_CAPABILITIES = (0, 5, 6, 7, 8, 12, 21)
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 # The kernel's keyrings (add_key, request_key, keyctl) and the audit architecture, per machine: denied to generated code.
 KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219)), "riscv64": (0xC00000F3, (217, 218, 219))}
@@ -220,6 +222,9 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
             bind("/dev/null", root + path, read_only=False, recursive=False)  # reads as empty
     for target, path in view["links"]:
         link(target, root + path)
+    if view.get("egress"):  # evoskill's web proxy: the only way out of the run's network namespace
+        source, shown = view["egress"]
+        bind(source, root + shown, recursive=False)
     work = root + view["work"]
     os.makedirs(work, exist_ok=True)
     if not warm:
@@ -244,6 +249,86 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
     mount(None, root + "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     pivot(root)
+
+
+def loopback_up() -> None:
+    """Bring up the loopback interface of this (new) network namespace: a run's own 127.0.0.1."""
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        flags = struct.unpack("16sH22x", fcntl.ioctl(probe, SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0)))[1]
+        if not flags & IFF_UP:
+            fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+
+
+def close_all_but(kept: set[int]) -> None:
+    """Close every descriptor of this process but ``kept``."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in kept:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def start_relay(egress: dict[str, Any] | None, ids: list[int] | None) -> None:
+    """With the network on (``egress``: the proxy's socket in the view, the port), a process of its own that listens on the
+    run's own 127.0.0.1 (its ``HTTP_PROXY``) and carries each connection to evoskill's web proxy, both ways.
+
+    The proxy decides what may be reached (public addresses only); the relay only moves bytes, half-closes included. It runs
+    as the run's user, without privileges, outside the run's PID namespace, and dies with its parent. Started before the run
+    gets that namespace: a process that has entered another one for its children cannot start threads.
+    """
+    if not egress:
+        return
+    import socket
+    import threading
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", egress["port"]))
+    listener.listen(64)
+    if os.fork():
+        listener.close()
+        return
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    close_all_but({0, 1, 2, listener.fileno()})
+    become(ids)
+    not_dumpable()
+
+    def carry(source: Any, sink: Any, done: list[int]) -> None:
+        try:
+            while data := source.recv(CHUNK):
+                sink.sendall(data)
+        except OSError:
+            pass
+        try:
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        done.append(1)
+        if len(done) == 2:
+            source.close()
+            sink.close()
+
+    while True:
+        client, _ = listener.accept()
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(egress["socket"])
+        except OSError:
+            client.close()
+            upstream.close()
+            continue
+        done: list[int] = []
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=carry, args=(source, sink, done), daemon=True).start()
 
 
 def enter_run(ids: list[int] | None, home: str, pts: bool = False) -> None:
@@ -534,6 +619,8 @@ def main(cfg: dict[str, Any]) -> NoReturn:
     ids = pick_ids(cfg.get("ids"))
     control = cfg.get("control_fd")
     if contained:
+        loopback_up()
+        start_relay(cfg.get("egress"), ids)
         check(libc.unshare(CLONE_NEWPID), "could not give the run a PID namespace")
     pid = os.fork()
     if pid == 0:

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["SandboxView", "build_view", "closed_to_others", "inside", "python_paths"]
+__all__ = ["EGRESS", "SandboxView", "build_view", "closed_to_others", "inside", "python_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "m
 _ETC_NETWORK = ("resolv.conf", "hosts", "host.conf", "gai.conf", "ssl", "ca-certificates", "pki")
 # Read-only system facts numerical libraries use to size their thread pools.
 _SYS = ("/sys/devices/system/cpu",)
+# Where a run with the network on finds evoskill's web proxy (its Unix socket), the only way out of its network namespace.
+EGRESS = "/run/evoskill/egress.sock"
 # The sandbox's own user: programs that look themselves up by uid find this, not the machine's accounts.
 PASSWD = "sandbox:x:{uid}:{gid}:sandbox:{home}:/bin/sh\n"
 GROUP = "sandbox:x:{gid}:\n"
@@ -48,12 +50,14 @@ class SandboxView:
     links: tuple[tuple[str, str], ...]  # (target, link)
     scratch: tuple[str, ...] = ()  # /tmp or /var/tmp where a shown path lies under it: its own size-limited tmpfs, else a link into the run folder
     covered: tuple[str, ...] = ()  # hidden paths inside a read-only one: shown empty
+    egress: str | None = None  # with the network on: evoskill's web proxy (a Unix socket on the host), shown at EGRESS
     refused: tuple[str, ...] = field(default=(), compare=False)  # granted inputs that were not granted (hidden)
 
     def as_config(self) -> dict[str, object]:
         """The view as JSON-able data for the launcher that builds it itself (the ``unshare`` fallback)."""
         return {"work": self.work, "read_only": list(self.read_only), "links": [list(pair) for pair in self.links],
-                "covered": list(self.covered), "scratch": list(self.scratch)}  # fmt: skip
+                "covered": list(self.covered), "scratch": list(self.scratch),
+                "egress": [self.egress, EGRESS] if self.egress else None}  # fmt: skip
 
 
 def _distribution_sources() -> list[Path]:
@@ -133,8 +137,10 @@ def _system_view(network: bool) -> tuple[tuple[str, ...], tuple[tuple[str, str],
     return _outermost(read_only), tuple(links)
 
 
-def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False) -> SandboxView:
-    """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out."""
+def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False,
+               egress: str | None = None) -> SandboxView:  # fmt: skip
+    """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out; with the
+    network on, ``egress`` (the web proxy's socket) at ``EGRESS``."""
     hidden_paths = [str(Path(h).resolve()) for h in hidden]
     system, system_links = _system_view(network)
     granted, refused = [], []
@@ -168,7 +174,8 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
             scratch.append(folder)
         else:
             links.append((f"{here}/tmp", folder))
-    return SandboxView(work=here, scratch=tuple(scratch), read_only=shown, links=tuple(links), covered=tuple(covered), refused=tuple(refused))
+    return SandboxView(work=here, scratch=tuple(scratch), read_only=shown, links=tuple(links), covered=tuple(covered),
+                       egress=egress if network else None, refused=tuple(refused))  # fmt: skip
 
 
 def closed_to_others(path: str, parents: bool = True) -> str | None:

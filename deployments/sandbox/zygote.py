@@ -7,8 +7,8 @@ launcher's functions only.
 
 Runs start from a *runner* forked ahead of time, so a run waits for none of this:
 
-1. the runner (a fork of the executor) enters new mount, PID, IPC and UTS namespaces (and network, unless runs
-   may reach it), mounts a fresh size-limited tmpfs as the run folder and over every other writable place of the
+1. the runner (a fork of the executor) enters new mount, PID, IPC, UTS and network namespaces (with the network on,
+   its own 127.0.0.1 carries web requests to evoskill's proxy), mounts a fresh size-limited tmpfs as the run folder and over every other writable place of the
    view, and forks the run's first process, PID 1 of its namespace: it takes a mount namespace and ``/proc`` of its
    own (the kernel's knobs read-only), becomes the run's user (an unprivileged id picked for the run where evoskill
    runs as root), drops every capability, and waits;
@@ -55,16 +55,20 @@ if TYPE_CHECKING:
         become,
         bind,
         build_view,
+        check,
+        close_all_but,
         enter_run,
         fail,
         libc,
         load_libc,
+        loopback_up,
         mount,
         not_dumpable,
         pick_ids,
         send_outputs,
         set_capabilities,
         start_main,
+        start_relay,
         wait,
     )  # fmt: skip
 
@@ -103,17 +107,6 @@ def address_space() -> int:
         return 0
 
 
-def keep_only(fds: set[int]) -> None:
-    """Close every descriptor but ``fds``."""
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd not in fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
 def reseed() -> None:
     """New random states: a fork would otherwise give every run the executor's sequence."""
     random = sys.modules.get("random")
@@ -149,12 +142,12 @@ def first_process(link: socket.socket, pts: bool, ids: list[int] | None, home: s
         rlimits["RLIMIT_AS"] += address_space()
     os.dup2(out, 1)
     os.dup2(err, 2)
-    keep_only({0, 1, 2, link.fileno()})
+    close_all_but({0, 1, 2, link.fileno()})
     start_main(rlimits, forked=True, report_fd=link.fileno())
     os._exit(0)
 
 
-def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> NoReturn:
+def runner(sock: socket.socket, places: dict[str, Any], groups: list[int]) -> NoReturn:
     """A runner (see the module's docstring): made ready ahead of time, then one run, then gone.
 
     ``places``: the run folder (``work``), the view's other writable places (``fresh``), the read-only paths
@@ -162,12 +155,15 @@ def runner(sock: socket.socket, places: dict[str, Any], network: bool, groups: l
     ids a run's user is picked from where evoskill runs as root (``ids``).
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for the run's process
-    keep_only({0, 1, 2, sock.fileno(), *groups})
-    if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (0 if network else CLONE_NEWNET)) != 0:
+    close_all_but({0, 1, 2, sock.fileno(), *groups})
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) != 0:
         import ctypes
 
         fail(f"could not enter a run's namespaces ({os.strerror(ctypes.get_errno())})")
+    loopback_up()
     ids = pick_ids(places.get("ids"))
+    start_relay(places.get("egress"), ids)
+    check(libc.unshare(CLONE_NEWPID), "could not give the run a PID namespace")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     size = f",size={places['disk_bytes']}"
     kept = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in places["kept"]]
@@ -245,7 +241,7 @@ def serve_run(sock: socket.socket, ours: socket.socket, pid: int, process: int, 
     os.close(2)  # the run's stderr: its reader need not wait for this process to be torn down
 
 
-def spare(listener: socket.socket, places: dict[str, Any], network: bool, groups: list[int]) -> socket.socket:
+def spare(listener: socket.socket, places: dict[str, Any], groups: list[int]) -> socket.socket:
     """A runner forked now, for the next request, its run's process in ``groups``; the socket that hands it the request."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sys.stdout.flush()
@@ -254,7 +250,7 @@ def spare(listener: socket.socket, places: dict[str, Any], network: bool, groups
         try:
             listener.close()
             ours.close()
-            runner(theirs, places, network, groups)
+            runner(theirs, places, groups)
         except SystemExit:  # main.py's own end, in the run's process: the interpreter exits as after a cold run
             raise
         except BaseException as exc:  # never back into the executor's loop
@@ -291,7 +287,7 @@ def serve(cfg: dict[str, Any]) -> NoReturn:
     gc.freeze()  # the imported objects: a run's collections skip them (and do not copy their pages)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # runners are reaped by the kernel the moment they end
     listener = socket.socket(fileno=cfg["socket_fd"])
-    network, places = bool(cfg.get("network")), cfg["places"]
+    places = cfg["places"]
     ready = {"ready": True, "preloaded": done, "missing": missing, "import_s": round(time.perf_counter() - started, 3), "threads": threads()}
     listener.sendall(json.dumps(ready).encode())
     # Runs, and after each (and first) the cgroups in which the next run's process is to wait: a runner is made ready for it then.
@@ -304,7 +300,7 @@ def serve(cfg: dict[str, Any]) -> NoReturn:
         request, fds = message
         if request.get("spare_groups") is not None:
             groups = fds
-            next_runner = spare(listener, places, network, groups)
+            next_runner = spare(listener, places, groups)
             continue
         for attempt in range(2):
             try:
@@ -315,7 +311,7 @@ def serve(cfg: dict[str, Any]) -> NoReturn:
             except OSError as exc:  # the runner died before its run (its setup failed): one more, in the same cgroups
                 if next_runner is not None:
                     next_runner.close()
-                next_runner = spare(listener, places, network, groups) if groups is not None and not attempt else None
+                next_runner = spare(listener, places, groups) if groups is not None and not attempt else None
                 if next_runner is None:
                     refuse(fds, f"the warm executor could not start a run ({exc})")
                     fds = []

@@ -1,5 +1,6 @@
 """bubblewrap: the allow-list view from its arguments, a size-limited tmpfs run folder, private ``/dev`` and ``/proc``, new
-PID, IPC, UTS (and network) namespaces, every capability dropped but those the launcher needs to give the run its own."""
+PID, IPC, UTS and network namespaces (with the network on, evoskill's web proxy is the way out), every capability dropped
+but those the launcher needs to give the run its own."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from pathlib import Path
 
 from deployments.sandbox.isolations.base import SHM_BYTES, WARM_WORK, Containment, Isolation, data_fd, etc_files
 from deployments.sandbox.limits import MB, SandboxLimits
-from deployments.sandbox.view import SandboxView, inside
+from deployments.sandbox.view import EGRESS, SandboxView, inside
 
 __all__ = ["Bwrap"]
 
 _COMMON = ("bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
 # launcher.py's KEPT_CAPABILITIES: the launcher and the executor give each run its namespaces, folder and user with these;
 # the run's own process keeps none.
-_KEPT = ("CAP_CHOWN", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_SYS_ADMIN")
+_KEPT = ("CAP_CHOWN", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_ADMIN", "CAP_SYS_ADMIN")
 
 
 @cache
@@ -50,11 +51,11 @@ def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], w
     """
     work, size = view.work, (["--size", str(limits.disk_mb * MB)] if sizes_tmpfs() else [])
     caps = [arg for cap in _KEPT for arg in ("--cap-add", cap)]
-    args = [*_COMMON, *([] if os.geteuid() == 0 else ["--unshare-user"]), *caps, *([] if limits.network else ["--unshare-net"])]
+    args = [*_COMMON, *([] if os.geteuid() == 0 else ["--unshare-user"]), *caps, "--unshare-net"]  # the web, if any, through the proxy
     mounted = [*view.read_only, *view.scratch]
     covered = [path for path in view.covered if Path(path).is_dir()]
     etc = [f"/etc/{name}" for name in etc_fds]
-    shown = [*mounted, *view.covered, *(link for _, link in view.links), *etc, work, "/dev/shm", "/proc/self"]
+    shown = [*mounted, *view.covered, *(link for _, link in view.links), *etc, work, "/dev/shm", "/proc/self", EGRESS]
     args += _folders(_parents(shown, mounted))
     for path in view.scratch:
         args += [*size, "--perms", "1777", "--tmpfs", path]
@@ -65,6 +66,8 @@ def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], w
         args += ["--symlink", target, link]
     for path in view.covered:  # reads as empty; a folder is made read-only once the run folder, which may lie in it, is mounted
         args += ["--tmpfs", path] if path in covered else ["--dev-bind", "/dev/null", path]
+    if view.egress is not None:
+        args += ["--ro-bind", view.egress, EGRESS]
     for name, fd in etc_fds.items():  # a file of the view's own (a run binds its own entries on top), read-only with the rest
         args += ["--perms", "0644", "--file", str(fd), f"/etc/{name}"]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc"]

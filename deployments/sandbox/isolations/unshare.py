@@ -1,4 +1,4 @@
-"""The ``unshare`` fallback: new mount, PID, IPC, UTS (and network) namespaces from util-linux's ``unshare``; the launcher
+"""The ``unshare`` fallback: new mount, PID, IPC, UTS and network namespaces from util-linux's ``unshare``; the launcher
 builds the allow-list view itself (bind mounts, a size-limited tmpfs run folder, ``pivot_root``) and keeps only the
 capabilities it needs to give the run its own. As root no user namespace is made (the host's ids, so a run can be given an
 unprivileged one); otherwise the launcher is root of a user namespace of its own."""
@@ -18,10 +18,10 @@ from deployments.sandbox.view import SandboxView
 __all__ = ["Unshare"]
 
 
-def flags(network: bool) -> list[str]:
-    """``unshare``'s arguments."""
+def flags() -> list[str]:
+    """``unshare``'s arguments: a network namespace of its own too (the web, if any, is reached through evoskill's proxy)."""
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]  # an unprivileged user mounts in its own user namespace
-    return ["unshare", "--pid", "--mount", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", *user, *([] if network else ["--net"])]
+    return ["unshare", "--pid", "--mount", "--mount-proc", "--ipc", "--uts", "--net", "--fork", "--kill-child", *user]
 
 
 class Unshare(Isolation):
@@ -33,9 +33,9 @@ class Unshare(Isolation):
         root = workdir / ".sandbox-root"  # the new root's mount point, in the launcher's own namespace only
         root.mkdir()
         config = {"view": view.as_config(), "root": str(root), "disk_bytes": limits.disk_mb * MB, "etc": etc_files(workdir)}
-        return Containment(flags(limits.network), config, mount_point=root)
+        return Containment(flags(), config, mount_point=root)
 
     def warm(self, view: SandboxView, limits: SandboxLimits) -> Containment:
         root = Path(tempfile.mkdtemp(prefix="evoskill-warm-root-"))  # a mount point only, in the executor's own namespace
         atexit.register(shutil.rmtree, root, True)
-        return Containment(flags(limits.network), {"view": view.as_config(), "root": str(root), "etc": etc_files(WARM_WORK)})
+        return Containment(flags(), {"view": view.as_config(), "root": str(root), "etc": etc_files(WARM_WORK)})

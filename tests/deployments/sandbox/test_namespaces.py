@@ -13,6 +13,7 @@ import os
 import random
 import socket
 import struct
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,3 +121,54 @@ def test_with_the_network_on_the_machines_own_services_stay_out_of_reach(sandbox
         assert connected == [], f"with the network on, a run reached {connected} ({json.dumps(result.answer)})"
     else:  # documented: without namespaces the network is the host's
         assert f"127.0.0.1 {listeners[0][1]}" in connected
+
+
+@pytest.fixture
+def web_server() -> Iterator[int]:
+    """A web server on this machine's loopback, standing for a public site (the test lets the proxy take it as one)."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a public page")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_with_the_network_on_the_web_is_reached_through_evoskills_proxy_and_nothing_else(sandbox, isolation, web_server, monkeypatch):
+    if not isolation["namespaces"]:
+        pytest.skip("without namespaces the network is the host's (SECURITY.md)")
+    from deployments.public_web import FetchRefused
+    from deployments.sandbox import egress
+
+    def checked(host: str, port: int) -> list[str]:  # "example.test" stands for a public site; everything else is refused
+        if host == "example.test":
+            return ["127.0.0.1"]
+        raise FetchRefused(f"{host} is not a public address")
+
+    monkeypatch.setattr(egress, "checked_addresses", checked)
+    code = (
+        "import json, os, urllib.request\nseen = {}\n"
+        f"for name, url in [('site', 'http://example.test:{web_server}/'), ('loopback', 'http://127.0.0.1:{web_server}/'),"
+        f" ('by its name', 'http://localhost:{web_server}/')]:\n"
+        "    try:\n"
+        "        seen[name] = urllib.request.urlopen(url, timeout=10).read().decode()\n"
+        "    except Exception as exc:\n"
+        "        seen[name] = type(exc).__name__ + ' ' + str(getattr(exc, 'code', ''))\n"
+        "seen['proxy'] = os.environ.get('HTTPS_PROXY', '')\n"
+        "print(json.dumps(seen))\n"
+    )
+    result = sandbox.run(code, network=True)
+    assert result.ok, result.error
+    assert result.answer["site"] == "a public page"  # the one way out: the proxy, for an address it checked
+    assert result.answer["loopback"] == "HTTPError 403" and result.answer["by its name"] == "HTTPError 403"
+    assert result.answer["proxy"].startswith("http://127.0.0.1:")

@@ -52,6 +52,7 @@ def test_a_workspace_inside_a_granted_folder_reads_as_absent(sandbox, isolation,
     workspace = tmp_path / ".evoskill"
     paths = {name: str(_plant(workspace / relative)) for name, relative in WORKSPACE_FILES.items()}
     paths["granted data"] = str(_plant(tmp_path / "data" / "structure.cif"))
+    tmp_path.chmod(0o755)  # granted: readable by every user, as a run's own user must read it where evoskill runs as root
     result = sandbox.run(_READ_ALL % (json.dumps(paths), CANARY), settings=sandbox.settings(workspace=workspace), inputs=(tmp_path,))
     assert result.ok, result.error
     if isolation["allow_list"]:
