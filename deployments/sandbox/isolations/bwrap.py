@@ -55,7 +55,7 @@ def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], w
     mounted = [*view.read_only, *view.scratch]
     covered = [path for path in view.covered if Path(path).is_dir()]
     etc = [f"/etc/{name}" for name in etc_fds]
-    shown = [*mounted, *view.covered, *(link for _, link in view.links), *etc, work, "/dev/shm", "/proc/self", EGRESS]
+    shown = [*mounted, *view.covered, *(link for _, link in view.links), *etc, work, "/dev/shm", "/proc/self", *([EGRESS] if view.egress else [])]
     args += _folders(_parents(shown, mounted))
     for path in view.scratch:
         args += [*size, "--perms", "1777", "--tmpfs", path]
