@@ -10,9 +10,10 @@ evoskill's editable install included, still import), in ``helper_folder``, an em
 workspace. Where packages come from the user's site-packages (``pip install --user``), which ``-I``
 leaves out, the flags are ``-E -P`` instead.
 
-Interpreters that multiprocessing spawns from evoskill's process (Dask's local workers, process pools)
-copy this process's flags, not ``-I``, and start as ``python -c ...``: ``spawn_without_current_folder``
-keeps the current folder off their path.
+Interpreters started from evoskill's process by code that chooses their command line itself start as
+``python -c ...`` or ``python -m ...`` with this process's flags, not ``-I``: those multiprocessing spawns
+(Dask's local workers, process pools) and Prefect's ephemeral server (``python -m uvicorn``).
+``safe_path_for_children`` keeps the current folder off their path.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from deployments.settings import Settings
 
-__all__ = ["isolation_flags", "python_command", "helper_folder", "spawn_without_current_folder"]
+__all__ = ["isolation_flags", "python_command", "helper_folder", "safe_path_for_children"]
 
 
 def isolation_flags() -> list[str]:
@@ -45,12 +46,12 @@ def helper_folder(settings: Settings) -> Path:
     return folder
 
 
-def spawn_without_current_folder() -> None:
-    """Keep the current folder off the path of interpreters multiprocessing spawns from this process from now on.
+def safe_path_for_children() -> None:
+    """Keep the current folder off the path of the interpreters this process starts from now on whose flags it does not
+    choose (multiprocessing's spawned workers, Prefect's ephemeral server).
 
-    They inherit the environment: ``PYTHONSAFEPATH`` makes their ``python -c ...`` start without it (their path
-    is then this process's own). It stays set, since Dask's nannies start workers again later; a value the user
-    set is kept.
+    They inherit the environment: ``PYTHONSAFEPATH`` makes their ``python -c ...`` or ``python -m ...`` start without it.
+    It stays set, since Dask's nannies start workers again later; a value the user set is kept.
     """
     if not os.environ.get("PYTHONSAFEPATH"):
         os.environ["PYTHONSAFEPATH"] = "1"

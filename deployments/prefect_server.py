@@ -4,7 +4,8 @@ A per-process ephemeral Prefect API costs ~11 s on every command; a background s
 loopback) costs that once. It runs with Prefect's services on, so its UI lists each stage as a task run and its
 scheduler starts scheduled deployments; its UI calls its own API (not Prefect's default port), and its database is
 the workspace's. ``PREFECT_API_URL`` in the environment always wins. It is started isolated from the current folder,
-in a folder of the workspace (``deployments/interpreter.py``): a ``prefect/`` folder where the user stands is never imported.
+in a folder of the workspace (``deployments/interpreter.py``): a ``prefect/`` folder where the user stands is never imported;
+nor by an ephemeral server, which Prefect starts itself.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from prefect.settings import (
     temporary_settings,
 )
 
-from deployments.interpreter import helper_folder, isolation_flags, python_command
+from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
 from deployments.net import url_responds
 from deployments.settings import Settings
 
@@ -127,6 +128,7 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
     updates: dict[Any, str | None] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
     os.environ.update({**_quiet_env(), **os.environ})  # an ephemeral server is a child process started from this environment
+    safe_path_for_children()  # and from this folder, as python -m uvicorn: not importing from it
     if os.environ.get("PREFECT_API_URL"):
         where = os.environ["PREFECT_API_URL"]
     elif settings.prefect_api == "local-server":

@@ -50,7 +50,6 @@ def test_local_workers_do_not_import_from_the_users_folder(workspace, tmp_path, 
     here = tmp_path / "here"
     marker = plant(here, "multiprocessing", "distributed", "spglib")
     monkeypatch.chdir(here)
-    monkeypatch.setenv("PYTHONSAFEPATH", "")  # as unset (empty is off), and restored afterwards
     settings = Settings(dask_workers=1)
     try:
         dask = open_cluster(settings)

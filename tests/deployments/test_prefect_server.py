@@ -20,7 +20,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from deployments import prefect_server
 from deployments.net import free_port, url_responds
-from deployments.prefect_server import ensure_local_server, server_env
+from deployments.prefect_server import ensure_local_server, prefect_runtime, server_env
 from deployments.settings import get_settings
 from flows.solve import solve
 from tests.codes import N2_CODE, N2_QUERY
@@ -186,3 +186,19 @@ def test_a_server_an_older_evoskill_started_without_isolation_is_replaced(worksp
         if old.poll() is None:
             old.kill()
             old.wait()
+
+
+def test_the_ephemeral_server_prefect_starts_does_not_import_from_the_users_folder(workspace, tmp_path, monkeypatch):
+    """With ``prefect_api = "ephemeral"`` Prefect itself starts ``python -m uvicorn ...`` from this process's environment
+    and folder; evoskill cannot pass it ``-I``, so the environment keeps the current folder off its path."""
+    here = tmp_path / "here"
+    marker = plant(here, "uvicorn", "prefect")
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # prefect_runtime sets it for good
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with prefect_runtime(get_settings(prefect_api="ephemeral")) as where:
+        assert where == "ephemeral"
+        # Prefect's own command line for its ephemeral server (prefect.server.api.server.SubprocessASGIServer), asked for its version.
+        version = subprocess.run([sys.executable, "-m", "uvicorn", "--version"], cwd=here, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and "uvicorn" in version.stdout.lower(), version.stderr[-2000:]
+    assert not marker.exists()

@@ -34,7 +34,6 @@ def test_the_local_pool_does_not_import_from_the_users_folder(tmp_path, monkeypa
     here = tmp_path / "here"
     marker = plant(here, "multiprocessing", "ase", "pymatgen")
     monkeypatch.chdir(here)
-    monkeypatch.setenv("PYTHONSAFEPATH", "")  # as unset (empty is off), and restored afterwards
     try:
         with episode_evaluator(OracleCache(), batch_size=2, on_dask=False) as evaluator:
             results = evaluator.evaluate(make_oracle("emt"), CELLS)
