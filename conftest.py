@@ -60,6 +60,13 @@ def logging_restored() -> Iterator[None]:
     configuration.setup_logging = setup_logging
 
 
+@pytest.fixture(autouse=True)
+def safe_path_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """evoskill sets PYTHONSAFEPATH for good for the interpreters it starts (``deployments/interpreter.py``): each test
+    starts with it off (empty) and ends with it as the session had it."""
+    monkeypatch.setenv("PYTHONSAFEPATH", "")
+
+
 @pytest.fixture(scope="session")
 def package_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package-knowledge cache shared by the session's tests (parsing pymatgen once is enough)."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from distributed import Client, LocalCluster, WorkerPlugin
 from distributed.deploy import Cluster
 
+from deployments.interpreter import safe_path_for_children
 from deployments.resources import format_resources, worker_memory, worker_resources
 from deployments.sandbox.execute import SandboxLimits, warm_up
 from deployments.settings import Settings, get_settings
@@ -75,6 +76,7 @@ def _worker_env() -> dict[str, str]:
 
 def _local(settings: Settings) -> DaskCluster:
     logging.getLogger("distributed").setLevel(logging.WARNING)  # worker joins and leaves are not news
+    safe_path_for_children()  # the workers are spawned interpreters: not importing from the user's folder
     per_worker = worker_memory(settings.dask_worker_memory, settings.dask_workers)
     cluster = LocalCluster(
         n_workers=settings.dask_workers, threads_per_worker=settings.dask_threads_per_worker, processes=True,

@@ -3,7 +3,9 @@
 A per-process ephemeral Prefect API costs ~11 s on every command; a background server (``prefect server start`` on
 loopback) costs that once. It runs with Prefect's services on, so its UI lists each stage as a task run and its
 scheduler starts scheduled deployments; its UI calls its own API (not Prefect's default port), and its database is
-the workspace's. ``PREFECT_API_URL`` in the environment always wins.
+the workspace's. ``PREFECT_API_URL`` in the environment always wins. It is started isolated from the current folder,
+in a folder of the workspace (``deployments/interpreter.py``): a ``prefect/`` folder where the user stands is never imported;
+nor by an ephemeral server, which Prefect starts itself.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from prefect.settings import (
     temporary_settings,
 )
 
+from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
 from deployments.net import url_responds
 from deployments.settings import Settings
 
@@ -51,15 +53,24 @@ def _wanted(settings: Settings) -> dict[str, str]:
     return {key: os.environ.get(key, value) for key, value in server_env(settings).items()}
 
 
+def _server_argv(argv: list[str], port: int) -> bool:
+    """Whether ``argv`` is ``python [FLAGS] -m prefect server start ... --port PORT``."""
+    if "-m" not in argv or "--port" not in argv:
+        return False
+    at = argv.index("-m")
+    flags_only = all(arg.startswith("-") for arg in argv[1:at])
+    return flags_only and argv[at + 1 : at + 4] == ["prefect", "server", "start"] and argv[argv.index("--port") + 1 : argv.index("--port") + 2] == [str(port)]
+
+
 def _servers_on(port: int) -> list[tuple[int, list[str], dict[str, str]]]:
-    """The servers evoskill started on ``port`` (``python -m prefect server start ... --port N``): pid, command line, environment."""
+    """The servers evoskill started on ``port`` (``python [FLAGS] -m prefect server start ... --port N``): pid, command line, environment."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            if not (argv[1:5] == ["-m", "prefect", "server", "start"] and "start" in argv and ["--port", str(port)] == argv[argv.index("--port"):][:2]):
+            if not _server_argv(argv, port):
                 continue
             pairs = (entry / "environ").read_bytes().decode(errors="replace").split("\0")
         except (OSError, ValueError):
@@ -68,11 +79,17 @@ def _servers_on(port: int) -> list[tuple[int, list[str], dict[str, str]]]:
     return found
 
 
+def _stale(argv: list[str], env: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether a server was started otherwise than evoskill starts one now: not isolated from the folder it was started in
+    (an older evoskill's), services off, or other settings (the UI calling Prefect's default port)."""
+    isolated = argv[1 : argv.index("-m")] == isolation_flags()
+    return not isolated or "--no-services" in argv or any(env.get(k) != v for k, v in wanted.items())
+
+
 def _stop_stale(port: int, wanted: dict[str, str]) -> None:
-    """Stop a server on ``port`` that evoskill started with other settings (an older evoskill's: services off, the UI
-    calling Prefect's default port), so that one with these starts in its place."""
+    """Stop a server on ``port`` that evoskill started otherwise (``_stale``), so that one started as now takes its place."""
     for pid, argv, env in _servers_on(port):
-        if "--no-services" not in argv and all(env.get(k) == v for k, v in wanted.items()):
+        if not _stale(argv, env, wanted):
             continue
         try:
             os.kill(pid, signal.SIGTERM)
@@ -93,10 +110,10 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     if url_responds(f"{api_url}/health", timeout=1.0):
         return api_url
     Path(wanted["PREFECT_SERVER_DATABASE_CONNECTION_URL"].split("///", 1)[-1]).parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(settings.prefect_server_port)]
+    cmd = python_command("-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(settings.prefect_server_port))
     with open(workspace / "prefect-server.log", "ab") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                env={**os.environ, **wanted})  # fmt: skip
+                                cwd=helper_folder(settings), env={**os.environ, **wanted})  # fmt: skip
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and proc.poll() is None:
         if url_responds(f"{api_url}/health", timeout=1.0):
@@ -111,6 +128,7 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
     updates: dict[Any, str | None] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
     os.environ.update({**_quiet_env(), **os.environ})  # an ephemeral server is a child process started from this environment
+    safe_path_for_children()  # and from this folder, as python -m uvicorn: not importing from it
     if os.environ.get("PREFECT_API_URL"):
         where = os.environ["PREFECT_API_URL"]
     elif settings.prefect_api == "local-server":

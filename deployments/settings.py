@@ -25,14 +25,15 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "get_settings", "DEFAULT_STRATEGIES"]
+__all__ = ["Settings", "get_settings", "config_path", "DEFAULT_STRATEGIES"]
 
 # The debug strategies run by default. Each is declared in tasks/debug_strategies/, which checks the names
 # the settings give (this floor cannot see that registry) before a solve starts.
 DEFAULT_STRATEGIES = ["diagnostic", "introspection", "research"]
 
 
-def _toml_path() -> Path:
+def config_path() -> Path:
+    """The TOML file settings are read from: ``EVOSKILL_CONFIG``, else ``evoskill.toml`` in the current folder."""
     return Path(os.environ.get("EVOSKILL_CONFIG", "evoskill.toml"))
 
 
@@ -321,7 +322,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=_toml_path())
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_path())
         return (init_settings, env_settings, toml)
 
     def api_key(self) -> str | None:
@@ -359,7 +360,7 @@ class Settings(BaseSettings):
         database, logs, web accounts and cookie key among them), the store and trajectories wherever they lie, the config file
         (all that is secret: ``deployments/secret_paths.py``)."""
         root = self.workspace.resolve()
-        return [root, self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", _toml_path().resolve()]
+        return [root, self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", config_path().resolve()]
 
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""

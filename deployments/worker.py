@@ -6,24 +6,27 @@
 
 The worker is Dask's own (``dask worker``, with a nanny that restarts it); evoskill only picks
 its resources (``GPU`` count and ``MEMORY`` detected when ``--resources`` is not given) and
-checks first that the scheduler answers, so a wrong address is one clear message.
+checks first that the scheduler answers, so a wrong address is one clear message. The worker starts isolated from the
+current folder, in a folder of the workspace (``deployments/interpreter.py``); the processes it spawns inherit ``-I``.
 """
 
 from __future__ import annotations
 
+import json
 import socket
-import sys
+from pathlib import Path
 from urllib.parse import urlparse
 
+from deployments.interpreter import python_command
 from deployments.resources import (
     format_resources,
     parse_resources,
     worker_memory,
     worker_resources,
 )
-from deployments.settings import Settings
+from deployments.settings import Settings, config_path
 
-__all__ = ["SchedulerUnreachable", "worker_command", "check_scheduler"]
+__all__ = ["SchedulerUnreachable", "worker_command", "worker_environment", "check_scheduler"]
 
 
 class SchedulerUnreachable(RuntimeError):
@@ -51,13 +54,28 @@ def worker_command(
     memory_limit: str | None = None,
     name: str | None = None,
 ) -> list[str]:
-    """The ``dask worker`` command line for these options (resources detected when not given)."""
+    """The ``dask worker`` command line for these options (resources detected when not given); start it in ``helper_folder``."""
     memory_bytes = worker_memory(memory_limit or settings.dask_worker_memory)
     advertised = parse_resources(resources) if resources is not None else worker_resources(settings, memory_bytes)
-    command = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler,
-               "--nthreads", str(nthreads or settings.dask_threads_per_worker), "--memory-limit", str(int(memory_bytes))]  # fmt: skip
+    command = python_command(
+        "-m", "distributed.cli.dask_worker", scheduler,
+        "--nthreads", str(nthreads or settings.dask_threads_per_worker), "--memory-limit", str(int(memory_bytes)),
+    )  # fmt: skip
     if advertised:
         command += ["--resources", format_resources(advertised)]
     if name:
         command += ["--name", name]
     return command
+
+
+def worker_environment(settings: Settings) -> dict[str, str]:
+    """The settings the worker reads, pinned for a worker started in ``helper_folder``: the config file and every file or
+    folder setting as an absolute path (each was relative to the folder ``evoskill worker`` ran in)."""
+    pinned = {"EVOSKILL_CONFIG": str(config_path().resolve())}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, Path):
+            pinned[f"EVOSKILL_{name.upper()}"] = str(value.expanduser().resolve())
+        elif isinstance(value, list) and value and all(isinstance(item, Path) for item in value):
+            pinned[f"EVOSKILL_{name.upper()}"] = json.dumps([str(item.expanduser().resolve()) for item in value])
+    return pinned

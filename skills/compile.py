@@ -33,6 +33,7 @@ from skills.mentions import topic_words
 from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.relevance import RelevanceReport, check_relevance
 from skills.runner import run_skill_code
+from skills.signatures import ParameterNames, SandboxSignatures
 
 __all__ = ["SkillDraft", "CompileRequest", "CompileResult", "compile_skill", "default_tolerance", "declared_walltime"]
 
@@ -117,7 +118,7 @@ def _draft(request: CompileRequest, llm: LLMClient) -> SkillDraft:
     return llm.structured("compile", system, user, SkillDraft)
 
 
-def _candidates(request: CompileRequest, reasons: list[str]) -> list[tuple[Method, str, str, str]]:
+def _candidates(request: CompileRequest, reasons: list[str], names: ParameterNames) -> list[tuple[Method, str, str, str]]:
     """(method, code, name, description) of the candidates that need no model, in the order they are tried."""
     fallback_name = request.name or topic_name(request.query)
     description = request.description or request.query
@@ -128,7 +129,7 @@ def _candidates(request: CompileRequest, reasons: list[str]) -> list[tuple[Metho
         pass
     found: list[tuple[Method, str, str, str]] = []
     try:
-        draft = lift_script(request.code, [request.query])
+        draft = lift_script(request.code, [request.query], names)
         found.append(("lifted", draft.code, fallback_name, description))
     except LiftError as exc:
         reasons.append(f"lifted: {exc}")
@@ -174,10 +175,10 @@ def _verify(
 
 
 def _lift_relevant(
-    request: CompileRequest, code: str, settings: Settings, name: str, result: CompileResult
+    request: CompileRequest, code: str, settings: Settings, name: str, result: CompileResult, names: ParameterNames
 ) -> tuple[str, dict[str, Any]] | None:
     """The lifted code with only the parameters that matter, re-verified; None when it no longer verifies."""
-    draft = lift_script(request.code, [request.query])
+    draft = lift_script(request.code, [request.query], names)
     packages = module_names(request.packages + imported_packages(request.code))
     report = check_relevance(draft, request.code, request.query, request.expected, request.tolerance, packages, settings, name)
     result.relevance = report
@@ -195,21 +196,23 @@ def _lift_relevant(
 Candidate = tuple[Method, str, str, str]
 
 
-def _attempt(candidate: Candidate, request: CompileRequest, settings: Settings, result: CompileResult) -> tuple[str, dict[str, Any]] | None:
-    """The verified (code, schema) of a candidate, or None; a lifted one keeps only the parameters that matter."""
+def _attempt(
+    candidate: Candidate, request: CompileRequest, settings: Settings, result: CompileResult, names: ParameterNames
+) -> tuple[str, dict[str, Any]] | None:
+    """The verified (code, schema) of a candidate, or None; a lifted one (lifted with ``names``) keeps only the parameters that matter."""
     method, code, name, _ = candidate
     schema = _verify(method, code, request, settings, name, result)
     if schema is None:
         return None
-    return _lift_relevant(request, code, settings, name, result) if method == "lifted" else (code, schema)
+    return _lift_relevant(request, code, settings, name, result, names) if method == "lifted" else (code, schema)
 
 
-def _model_rewrite(request: CompileRequest, llm: LLMClient | None, settings: Settings, result: CompileResult) -> bool:
+def _model_rewrite(request: CompileRequest, llm: LLMClient | None, settings: Settings, result: CompileResult, names: ParameterNames) -> bool:
     """Ask the model (once) to rewrite a plain script as run(...); True when its rewrite verified and was accepted."""
     if llm is None or "def run(" in request.code:
         return False
     found = _llm_candidate(request, llm, result.reasons)
-    done = _attempt(found, request, settings, result) if found else None
+    done = _attempt(found, request, settings, result, names) if found else None
     if found and done:
         _accept(result, request, found, *done)
     return result.ok
@@ -221,10 +224,11 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
     calls_before = len(llm.calls) if llm else 0
     parameterless: tuple[Candidate, str, dict[str, Any]] | None = None
     model_first = settings.skill_generaliser == "llm"
-    if model_first and _model_rewrite(request, llm, settings, result):
+    names = SandboxSignatures(settings)  # in the sandbox, once for both liftings of the script
+    if model_first and _model_rewrite(request, llm, settings, result, names):
         return _finish(result, llm, calls_before, settings)
-    for candidate in _candidates(request, result.reasons):
-        done = _attempt(candidate, request, settings, result)
+    for candidate in _candidates(request, result.reasons, names):
+        done = _attempt(candidate, request, settings, result, names)
         if done is None:
             continue
         if done[1]["properties"] or candidate[0] == "signature":
@@ -233,12 +237,12 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         parameterless = (candidate, *done)
         result.reasons.append("lifted: no constant the question states changes the answer")
     if not result.ok and not model_first:
-        _model_rewrite(request, llm, settings, result)
+        _model_rewrite(request, llm, settings, result, names)
     if not result.ok and parameterless is not None:
         _accept(result, request, *parameterless)
     if not result.ok:
         literal = _literal_candidate(request)
-        done = _attempt(literal, request, settings, result)
+        done = _attempt(literal, request, settings, result, names)
         if done:
             _accept(result, request, literal, *done)
     return _finish(result, llm, calls_before, settings)

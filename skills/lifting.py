@@ -6,7 +6,9 @@ number) that the question states, as written or through a name ("nitrogen molecu
 named from its use (``fmax=``, ``Lattice.cubic(a)``) or its kind, described by the question's
 own words. Literals that only follow from a stated formula (the ``N`` atom of ``N2``, the
 ``Na`` and ``Cl`` of ``NaCl``) are derived from that parameter instead of becoming parameters
-of their own. Everything else stays a constant. Whether each parameter matters, and whether the
+of their own. Everything else stays a constant. A positional argument's name comes from the called
+function's signature, which ``names`` reads (in the sandbox: ``skills/signatures.py``); lifting
+itself imports nothing the script names. Whether each parameter matters, and whether the
 result still reproduces the accepted answer, is checked by running it (``skills/compile.py``).
 
 >>> script = 'from ase.build import molecule\\nm = molecule("N2")\\nprint(len(m) * 2.5)\\n'
@@ -18,16 +20,17 @@ result still reproduces the accepted answer, is checked by running it (``skills/
 from __future__ import annotations
 
 import ast
-import importlib
-import inspect
 import itertools
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
+
+if TYPE_CHECKING:
+    from skills.signatures import ParameterNames
 
 __all__ = ["LiftedDraft", "Lifted", "Site", "lift_script", "LiftError", "render", "where", "schema_of"]
 
@@ -173,29 +176,22 @@ def _kind(value: Any, mention: Mention) -> str:
     return "integer" if isinstance(value, int) else "number"
 
 
-def _introspected(call: str | None, position: int | None, aliases: dict[str, str]) -> str | None:
-    """The name of the called function's parameter at ``position`` (scientific packages only)."""
-    if call is None or position is None:
+def _call_target(call: str | None, aliases: dict[str, str]) -> str | None:
+    """The dotted name of the called function (``np.linspace`` → ``numpy.linspace``), for scientific packages only."""
+    if call is None:
         return None
     head, _, rest = call.partition(".")
     target = aliases.get(head)
-    if target is None or not target.startswith(_INTROSPECTABLE):
+    if target is None or target.split(".")[0] not in _INTROSPECTABLE:
         return None
-    try:
-        try:
-            obj: Any = importlib.import_module(target)
-        except ImportError:
-            module_name, _, attr = target.rpartition(".")
-            obj = getattr(importlib.import_module(module_name), attr)
-        for part in [p for p in rest.split(".") if p]:
-            obj = getattr(obj, part)
-        params = [p for p in inspect.signature(obj).parameters.values() if p.name not in ("self", "cls")]
-    except (ImportError, AttributeError, ValueError, TypeError):
-        return None
-    if position >= len(params) or params[position].kind is inspect.Parameter.VAR_POSITIONAL:
-        return None
-    name = params[position].name
-    return name
+    return f"{target}.{rest}" if rest else target
+
+
+def _positional_name(site: Site, aliases: dict[str, str], signatures: dict[str, list[str]]) -> str | None:
+    """The name of the called function's parameter that ``site`` is passed to by position, when its signature is known."""
+    target = _call_target(site.call, aliases)
+    names = signatures.get(target, []) if target is not None else []
+    return names[site.position] if site.position is not None and site.position < len(names) else None
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -229,9 +225,10 @@ def _pick(value: Any, mentions: list[Mention]) -> list[Mention]:
     return [m for m in mentions if _matches(value, m)]
 
 
-def lift_script(script: str, questions: list[str]) -> LiftedDraft:
+def lift_script(script: str, questions: list[str], names: ParameterNames | None = None) -> LiftedDraft:
     """Rewrite ``script`` as ``run(...)`` with one parameter per constant that ``questions[0]`` states.
 
+    ``names`` reads the positional parameter names of the functions the script calls (without it they are not known).
     Raises ``LiftError`` when the script does not parse or already defines ``run``.
     """
     try:
@@ -280,7 +277,10 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
                 entry.sites = [(s, i) for s, i in entry.sites if i is None]
     params = [p for p in params if p.sites]
     used: set[str] = set()
-    for entry in sorted(params, key=lambda p: p.mention.start):
+    ordered = sorted(params, key=lambda p: p.mention.start)
+    unnamed = [p.sites[0][0] for p in ordered if _needs_signature(p, aliases)]
+    signatures = names(sorted({t for s in unnamed if (t := _call_target(s.call, aliases))})) if names and unnamed else {}
+    for entry in ordered:
         site = entry.sites[0][0]
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else None
         if base is None and site.assigned and len(entry.sites) == 1:
@@ -289,7 +289,7 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
         if base is None:
             base = (
                 _identifier(site.keyword or "")
-                or _identifier(_introspected(site.call, site.position, aliases) or "")
+                or _identifier(_positional_name(site, aliases, signatures) or "")
                 or _identifier(_noun_after(entry))
                 or "value"
             )
@@ -307,6 +307,14 @@ def lift_script(script: str, questions: list[str]) -> LiftedDraft:
     draft.parameters = {p.name: schema_of(p) for p in params}
     draft.code = render(script, params, question)
     return draft
+
+
+def _needs_signature(entry: Lifted, aliases: dict[str, str]) -> bool:
+    """Whether naming ``entry`` may take its function's signature: a value passed by position, named by nothing before it."""
+    site = entry.sites[0][0]
+    if entry.kind in ("formula", "element", "smiles") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
+        return False
+    return site.position is not None and _call_target(site.call, aliases) is not None
 
 
 def _noun_after(entry: Lifted) -> str:

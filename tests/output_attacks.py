@@ -9,8 +9,8 @@ gives each run an unprivileged user of its own, which could not read the secrets
 from __future__ import annotations
 
 import asyncio
-import functools
 import base64
+import functools
 import re
 from pathlib import Path
 

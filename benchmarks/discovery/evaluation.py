@@ -19,6 +19,7 @@ from pymatgen.core import Structure
 
 from benchmarks.discovery.matching import structure_hash
 from benchmarks.discovery.oracles import Oracle, OracleResult, oracle_job, oracle_result
+from deployments.interpreter import safe_path_for_children
 from skills.documents import OracleRecord
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class Evaluator:
             return self._on_dask(oracle, structures)
         if self.workers > 1 and len(payload) > 1:
             if self._pool is None:
-                # spawn: the parent may run Prefect's threads, which fork would copy mid-lock
+                # spawn: the parent may run Prefect's threads, which fork would copy mid-lock; not from the user's folder
+                safe_path_for_children()
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
             return list(self._pool.map(evaluate_one, [oracle] * len(payload), payload))
         return [evaluate_one(oracle, p) for p in payload]

@@ -8,7 +8,8 @@ request. Every later command finds it there; a crashed, vanished or unreachable 
 again. ``EmbeddedTransport`` does the same during a solve: a connection error restarts the server
 once and sends the request again; a second failure names the crash and quotes the log's last lines.
 ``evoskill llm serve|status|stop`` manage it. A record in the previous version's shape (a bare
-``llama_cpp.server`` started directly) has its server stopped before a new one starts.
+``llama_cpp.server`` started directly) has its server stopped before a new one starts. The supervisor and llama.cpp's
+server start isolated from the current folder, in a folder of the workspace (``deployments/interpreter.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from deployments.files import file_lock
+from deployments.interpreter import helper_folder, python_command
 from deployments.llm.supervisor import (
     ServerState,
     SupervisorSpec,
@@ -278,7 +279,7 @@ def _server_command(settings: Settings, state: ServerState, template: list[str] 
     options: dict[str, Any] = {"model": state.model_path, "model_alias": state.model, "n_ctx": settings.embedded_context}
     if settings.embedded_threads:
         options["n_threads"] = settings.embedded_threads
-    return [sys.executable, "-m", "deployments.llm.supervisor", "llama", str(state.port), json.dumps(options)]
+    return python_command("-m", "deployments.llm.supervisor", "llama", str(state.port), json.dumps(options))
 
 
 def _new_state(settings: Settings) -> ServerState:
@@ -322,8 +323,8 @@ def _launch(settings: Settings, command: list[str] | None) -> ServerState:
     )  # fmt: skip
     with open(state.log_path, "ab") as log:
         supervisor = subprocess.Popen(
-            [sys.executable, "-m", "deployments.llm.supervisor", "supervise", spec.model_dump_json()],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            python_command("-m", "deployments.llm.supervisor", "supervise", spec.model_dump_json()),
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=helper_folder(settings),
         )  # fmt: skip
     return _await_ready(settings, state, supervisor)
 

@@ -111,9 +111,10 @@ class LocalDocsSearch:
 
     name = "local"
 
-    def __init__(self, packages: list[str], cache: SkillStore, parse_budget_s: float = 120.0):
+    def __init__(self, packages: list[str], cache: SkillStore, settings: Settings, parse_budget_s: float = 120.0):
         self.packages = packages
         self._cache = cache
+        self._settings = settings  # extension modules are described in its sandbox
         self._budget = parse_budget_s
         self._entries: list[SearchHit] = []
         self._index: TextIndex | None = None
@@ -124,7 +125,7 @@ class LocalDocsSearch:
         for package in self.packages:
             report("search", "progress", f"indexing {package} for offline search (parsed once per cache, then reused)")
             try:
-                parse_local_package(package, self._cache, self._budget)
+                parse_local_package(package, self._cache, self._settings, self._budget)
                 roots = package_roots(package)
             except ToolError as exc:
                 log.warning("search index: %s", exc)
@@ -190,7 +191,7 @@ def search_provider(settings: Settings, cache: SkillStore) -> SearchProvider:
     key = (tuple(settings.search_packages), id(cache))
     with _LOCAL_LOCK:
         if key not in _LOCAL:
-            _LOCAL[key] = LocalDocsSearch(settings.search_packages, cache, settings.graph_parse_budget_s)
+            _LOCAL[key] = LocalDocsSearch(settings.search_packages, cache, settings, settings.graph_parse_budget_s)
         local = _LOCAL[key]
     if settings.tavily_api_key is not None and settings.search_provider in ("auto", "tavily"):
         return _WithFallback(TavilySearch(settings.tavily_api_key.get_secret_value(), settings.fetch_timeout_s), local)

@@ -1,6 +1,6 @@
 """``parse_local_package``: an installed package's API as a knowledge graph, parsed from source, never imported.
 
-(Compiled extension modules have no source: they are described by a child process that imports them.)
+(Compiled extension modules have no source: they are described by a probe that imports them in the sandbox.)
 
 Every module becomes a ``PackageModule`` document (classes with bases and methods, functions,
 parameters with annotations and defaults, imports), cached in the store and re-parsed only
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from deployments.packages import library_roots
 from deployments.secret_paths import is_inside
+from deployments.settings import Settings
 from skills.documents import ClassInfo, FunctionInfo, PackageGraph, PackageModule, Param
 from skills.store import SkillStore
 from tasks.tools.errors import ToolError
@@ -212,7 +213,7 @@ def _version(package: str) -> str | None:
     return None
 
 
-def parse_local_package(package: str, cache: SkillStore, budget_s: float = 60.0) -> PackageGraph:
+def parse_local_package(package: str, cache: SkillStore, settings: Settings, budget_s: float = 60.0) -> PackageGraph:
     """Parse an installed package (e.g. ``"pymatgen"`` or ``"pymatgen.symmetry"``) into the knowledge graph in the package cache.
 
     Unchanged files are reused from earlier parses; new or changed ones are parsed until
@@ -233,7 +234,7 @@ def parse_local_package(package: str, cache: SkillStore, budget_s: float = 60.0)
             continue
         if time.perf_counter() - started > budget_s:
             break
-        if path.suffix in EXTENSION_SUFFIXES:  # described together by one child process below
+        if path.suffix in EXTENSION_SUFFIXES:  # described together by one sandboxed probe below
             extensions.append((module, path, _stamp(path)))
             continue
         fresh.append(parse_module(package.split(".")[0], module, path))
@@ -245,7 +246,7 @@ def parse_local_package(package: str, cache: SkillStore, budget_s: float = 60.0)
     cache.put_many(fresh)
     if extensions:
         remaining = budget_s - (time.perf_counter() - started)
-        cache.put_many(parse_extension_modules(package.split(".")[0], extensions, remaining))
+        cache.put_many(parse_extension_modules(package.split(".")[0], extensions, remaining, settings))
         parsed += len(extensions)
         changed += len(extensions)
     graph = PackageGraph(

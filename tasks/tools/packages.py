@@ -7,10 +7,10 @@ import importlib.metadata
 import importlib.util
 import re
 import subprocess
-import sys
 
 from pydantic import BaseModel, Field
 
+from deployments.interpreter import helper_folder, python_command
 from deployments.settings import Settings
 from tasks.tools.errors import ToolError
 
@@ -94,8 +94,8 @@ def install_dependencies(modules: list[str], settings: Settings) -> InstallRepor
             report.refused.append(f"{dist}: not on the install allow-list (EVOSKILL_INSTALL_ALLOWLIST)")
         else:
             proc = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", dist],
-                capture_output=True, text=True, timeout=600,
+                python_command("-m", "pip", "install", "--disable-pip-version-check", dist),
+                capture_output=True, text=True, timeout=600, cwd=helper_folder(settings),
             )  # fmt: skip
             if proc.returncode == 0:
                 report.installed.append(dist)

@@ -1,5 +1,6 @@
 """Cluster specs chosen by settings: an unreachable scheduler, the fallback, Slurm/PBS job scripts, the task runner."""
 
+import sys
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from deployments.cluster import (
 from deployments.net import free_port
 from deployments.settings import Settings
 from deployments.task_runners import task_runner
+from tests.planted import plant
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(workspace):
@@ -33,6 +35,29 @@ def test_the_fallback_to_a_local_cluster_happens_only_when_configured(workspace)
         assert open_cluster(settings) is dask  # opened once per process
     finally:
         close_clusters()
+
+
+def _import_origins() -> list[str]:
+    """In a worker: where its multiprocessing and Dask came from."""
+    import sys
+
+    return [str(sys.modules[name].__file__) for name in ("multiprocessing", "distributed")]
+
+
+def test_local_workers_do_not_import_from_the_users_folder(workspace, tmp_path, monkeypatch):
+    """Multiprocessing starts each worker as ``python -c ...`` with this process's flags, which puts the current folder first
+    on its path: a ``multiprocessing/`` folder there would run in every worker."""
+    here = tmp_path / "here"
+    marker = plant(here, "multiprocessing", "distributed", "spglib")
+    monkeypatch.chdir(here)
+    settings = Settings(dask_workers=1)
+    try:
+        dask = open_cluster(settings)
+        origins = dask.client.submit(_import_origins).result(timeout=120)
+    finally:
+        close_clusters()
+        assert not marker.exists(), marker.read_text()
+    assert all(origin.startswith(sys.prefix) or origin.startswith(sys.base_prefix) for origin in origins), origins
 
 
 def test_an_address_setting_without_an_address_is_refused():

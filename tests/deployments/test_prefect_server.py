@@ -8,19 +8,23 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
+import prefect
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName, FlowRunFilter, FlowRunFilterId
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from deployments import prefect_server
 from deployments.net import free_port, url_responds
-from deployments.prefect_server import ensure_local_server, server_env
+from deployments.prefect_server import ensure_local_server, prefect_runtime, server_env
 from deployments.settings import get_settings
 from flows.solve import solve
 from tests.codes import N2_CODE, N2_QUERY
+from tests.planted import plant
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +65,9 @@ def test_a_server_started_with_other_settings_is_replaced_and_the_ui_calls_its_o
     assert url == f"http://127.0.0.1:{settings.prefect_server_port}/api"
     assert server_env(settings)["PREFECT_SERVER_DATABASE_CONNECTION_URL"].endswith(str(settings.workspace / "prefect" / "prefect.db"))
     assert (settings.workspace / "prefect" / "prefect.db").exists()
+    servers = [pid for pid, _, _ in prefect_server._servers_on(settings.prefect_server_port)]
+    assert len(servers) == 1 and ensure_local_server(settings) == url  # the server started as today is kept
+    assert [pid for pid, _, _ in prefect_server._servers_on(settings.prefect_server_port)] == servers
 
 
 def test_a_printed_link_opens_the_solve_in_the_browser_with_its_stages(local_server, scripted, caplog, monkeypatch, request):
@@ -123,3 +130,75 @@ def test_prefect_yaml_deploys_and_the_scheduler_plans_the_nightly_benchmark(loca
     assert runs, "the scheduler planned no run of the cron deployment"
     assert all(r.state.is_scheduled() for r in runs)
     assert all(r.expected_start_time.hour == 2 and r.expected_start_time.minute == 0 for r in runs)  # "0 2 * * *" UTC
+
+
+class _Exited:
+    """A started process that has already ended (its server never answers)."""
+
+    def poll(self) -> int:
+        return 1
+
+
+def test_the_server_starts_isolated_from_the_users_folder_in_one_evoskill_owns(workspace, tmp_path, monkeypatch):
+    here = tmp_path / "here"
+    marker = plant(here, "prefect", "spglib", "uvicorn")
+    monkeypatch.chdir(here)
+    settings = get_settings().model_copy(update={"prefect_server_port": free_port()})
+    started: list[tuple[list[str], dict]] = []
+    fake = types.SimpleNamespace(Popen=lambda cmd, **kw: started.append((cmd, kw)) or _Exited(), STDOUT=subprocess.STDOUT, DEVNULL=subprocess.DEVNULL)
+    monkeypatch.setattr(prefect_server, "subprocess", fake)
+    with pytest.raises(RuntimeError, match="did not start"):
+        ensure_local_server(settings, wait_s=5)
+    [(cmd, options)] = started
+    flags = cmd[1 : cmd.index("-m")]
+    assert cmd[0] == sys.executable and "-I" in flags and cmd[len(flags) + 1 : len(flags) + 5] == ["-m", "prefect", "server", "start"]
+    folder = Path(options["cwd"])
+    assert folder.is_dir() and folder.resolve().is_relative_to(settings.workspace.resolve()) and not any(folder.iterdir())
+    assert options["env"]["PREFECT_SERVER_DATABASE_CONNECTION_URL"].endswith("prefect.db")  # PREFECT_* reach it: -I ignores only PYTHON*
+    # The same interpreter and flags, started where the user stands: the installed Prefect answers, the planted one stays out.
+    version = subprocess.run([*cmd[: cmd.index("-m")], "-m", "prefect", "--version"], cwd=here, env=options["env"], capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.strip() == prefect.__version__, version.stderr[-2000:]
+    assert not marker.exists()
+
+
+def test_a_server_an_older_evoskill_started_without_isolation_is_replaced(workspace, tmp_path, monkeypatch):
+    """A server started as ``python -m prefect server start`` (the current folder first on its path) is stopped, even with
+    today's settings, so that an isolated one starts in its place."""
+    settings = get_settings().model_copy(update={"prefect_server_port": free_port()})
+    older = tmp_path / "older"
+    (older / "prefect").mkdir(parents=True)
+    (older / "prefect" / "__init__.py").write_text("")
+    (older / "prefect" / "__main__.py").write_text("import time\ntime.sleep(120)\n")  # stands for a server: only its command line counts
+    port = str(settings.prefect_server_port)
+    old = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", port], cwd=older,
+                           env={**os.environ, **prefect_server._wanted(settings)}, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{old.pid}/cmdline").read_bytes().split(b"\0")[1:5] != [b"-m", b"prefect", b"server", b"start"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        fake = types.SimpleNamespace(Popen=lambda cmd, **kw: _Exited(), STDOUT=subprocess.STDOUT, DEVNULL=subprocess.DEVNULL)
+        monkeypatch.setattr(prefect_server, "subprocess", fake)
+        with pytest.raises(RuntimeError, match="did not start"):
+            ensure_local_server(settings, wait_s=1)
+        assert old.wait(timeout=15) == -signal.SIGTERM
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+
+
+def test_the_ephemeral_server_prefect_starts_does_not_import_from_the_users_folder(workspace, tmp_path, monkeypatch):
+    """With ``prefect_api = "ephemeral"`` Prefect itself starts ``python -m uvicorn ...`` from this process's environment
+    and folder; evoskill cannot pass it ``-I``, so the environment keeps the current folder off its path."""
+    here = tmp_path / "here"
+    marker = plant(here, "uvicorn", "prefect")
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # prefect_runtime sets it for good
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with prefect_runtime(get_settings(prefect_api="ephemeral")) as where:
+        assert where == "ephemeral"
+        # Prefect's own command line for its ephemeral server (prefect.server.api.server.SubprocessASGIServer), asked for its version.
+        version = subprocess.run([sys.executable, "-m", "uvicorn", "--version"], cwd=here, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and "uvicorn" in version.stdout.lower(), version.stderr[-2000:]
+    assert not marker.exists()

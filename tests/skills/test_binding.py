@@ -7,6 +7,7 @@ from skills.documents import Provenance, Skill, TestCase
 from skills.lifting import lift_script
 from skills.params import validate_params
 from tests.codes import N2_CODE, N2_QUERY
+from tests.signatures import known
 
 ROCKSALT_QUERY = (
     "What is the density (unit: g/cm^3) of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen? "
@@ -28,7 +29,7 @@ HCP_CODE = "import json\nfrom pymatgen.core import Lattice\nprint(json.dumps(rou
 
 def lifted(code: str, query: str, keep: tuple[str, ...] | None = None, hidden: list[str] | None = None) -> Skill:
     """A skill as the lifting generaliser writes it (``keep``: the parameters the relevance check kept)."""
-    draft = lift_script(code, [query])
+    draft = lift_script(code, [query], known)
     params = {k: v for k, v in draft.parameters.items() if keep is None or k in keep}
     return Skill(
         name="lifted",

@@ -5,6 +5,7 @@ import ast
 from skills.lifting import lift_script
 from skills.params import signature_schema
 from tests.codes import N2_CODE, N2_QUERY
+from tests.signatures import known
 
 LINSPACE = (
     "import json\nimport numpy as np\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\n"
@@ -26,9 +27,14 @@ def test_the_n2_script_becomes_run_formula_with_the_atom_derived_from_it():
 
 
 def test_parameters_are_named_from_their_use():
-    draft = lift_script(LINSPACE, [LINSPACE_QUERY])
+    draft = lift_script(LINSPACE, [LINSPACE_QUERY], known)
     assert {k: v["default"] for k, v in draft.parameters.items()} == {"start": 3.5, "stop": 3.7, "num": 11, "element": "Cu"}
     assert draft.parameters["num"]["kind"] == "integer"
+
+
+def test_without_the_functions_signatures_a_parameter_is_named_from_the_question():
+    draft = lift_script(LINSPACE, [LINSPACE_QUERY])
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {"value": 3.5, "value_2": 3.7, "steps": 11, "element": "Cu"}
 
 
 def test_a_constant_the_question_does_not_state_stays_a_constant():
@@ -58,7 +64,7 @@ def test_one_stated_value_used_twice_in_the_script_becomes_one_parameter():
 
 def test_file_names_keywords_of_the_output_and_docstrings_are_not_lifted():
     code = '"""Density of Cu."""\nimport json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup("Fm-3m", Lattice.cubic(3.615), ["Cu"], [[0, 0, 0]])\ns.to(filename="Cu.cif")\nprint(json.dumps(round(s.density, 4), indent=2))\n'
-    draft = lift_script(code, ["Density of fcc Cu with a = 3.615 Å, saved as Cu.cif; 2 spaces indent. Return a float rounded to 4 decimal places."])
+    draft = lift_script(code, ["Density of fcc Cu with a = 3.615 Å, saved as Cu.cif; 2 spaces indent. Return a float rounded to 4 decimal places."], known)
     assert {k: v["default"] for k, v in draft.parameters.items()} == {"element": "Cu", "a": 3.615}
     assert '"Cu.cif"' in draft.code.replace("'", '"')
 

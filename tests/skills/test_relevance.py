@@ -3,13 +3,14 @@
 from deployments.settings import get_settings
 from skills.lifting import lift_script
 from skills.relevance import check_relevance
+from skills.signatures import SandboxSignatures
 
 CU_ENERGY = "import json\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\natoms = bulk('Cu', 'fcc', a=3.6)\natoms.calc = EMT()\nprint(json.dumps(round(atoms.get_potential_energy() / len(atoms), 4)))\n"
 BCC_VOLUME = "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('Im-3m', Lattice.cubic(2.87), ['Fe'], [[0, 0, 0]])\nprint(json.dumps(round(s.volume / len(s), 4)))\n"
 
 
 def check(code, question, expected):
-    draft = lift_script(code, [question])
+    draft = lift_script(code, [question], SandboxSignatures(get_settings()))
     return check_relevance(draft, code, question, expected, 0.001, ["ase", "pymatgen"], get_settings(), "test")
 
 

@@ -31,9 +31,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from deployments.interpreter import helper_folder
     from deployments.resources import ResourceError
     from deployments.settings import get_settings
-    from deployments.worker import SchedulerUnreachable, check_scheduler, worker_command
+    from deployments.worker import SchedulerUnreachable, check_scheduler, worker_command, worker_environment
 
     settings = get_settings()
     scheduler = args.scheduler or settings.dask_address
@@ -56,6 +57,8 @@ def run_worker(args: argparse.Namespace) -> int:
     except SchedulerUnreachable as exc:
         print(f"evoskill worker: {exc}", file=sys.stderr)
         return 1
-    print(f"evoskill worker: {' '.join(command[3:])}", file=sys.stderr, flush=True)
-    os.execv(command[0], command)
+    print(f"evoskill worker: {' '.join(command[command.index('-m') + 2 :])}", file=sys.stderr, flush=True)
+    env = {**os.environ, **worker_environment(settings)}  # resolved before leaving the folder they are relative to
+    os.chdir(helper_folder(settings))  # the worker runs in a folder of the workspace, not the user's
+    os.execve(command[0], command, env)
     return 0  # not reached

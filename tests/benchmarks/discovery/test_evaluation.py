@@ -5,6 +5,7 @@ from distributed import Client
 from benchmarks.discovery.evaluation import Evaluator, OracleCache, episode_evaluator
 from benchmarks.discovery.generators import PROTOTYPES
 from benchmarks.discovery.oracles import make_oracle
+from tests.planted import plant
 
 CELLS = [PROTOTYPES[0].build({"A": "Cu", "B": "Ni"}), PROTOTYPES[1].build({"A": "Pt", "B": "Cu"})]
 
@@ -25,6 +26,20 @@ def test_batch_is_relaxed_on_a_local_process_pool():
     serial = Evaluator().evaluate(make_oracle("emt"), CELLS)
     assert [r.model_dump(exclude={"wall_s"}) for r, _ in results] == [r.model_dump(exclude={"wall_s"}) for r, _ in serial]  # same as serial
     assert evaluator._pool is None  # closed with the episode
+
+
+def test_the_local_pool_does_not_import_from_the_users_folder(tmp_path, monkeypatch):
+    """The pool's processes start as ``python -c ...`` with this process's flags, which puts the current folder first on
+    their path: a ``multiprocessing/`` folder there would run in each of them."""
+    here = tmp_path / "here"
+    marker = plant(here, "multiprocessing", "ase", "pymatgen")
+    monkeypatch.chdir(here)
+    try:
+        with episode_evaluator(OracleCache(), batch_size=2, on_dask=False) as evaluator:
+            results = evaluator.evaluate(make_oracle("emt"), CELLS)
+    finally:
+        assert not marker.exists(), marker.read_text()
+    assert all(result.ok for result, _ in results)
 
 
 def _batch_inside_a_dask_task() -> tuple[list[bool], bool]:

@@ -25,6 +25,7 @@ from deployments.llm.client import LLMClient, make_client
 from deployments.llm.server import (
     EmbeddedTransport,
     _failure_message,
+    _server_command,
     describe,
     ensure_server,
     machine_servers,
@@ -37,6 +38,7 @@ from deployments.llm.supervisor import (
     SupervisorSpec,
     _Heartbeat,
     _wait,
+    command_line,
     process_alive,
     registry_dir,
 )
@@ -44,6 +46,7 @@ from deployments.llm.transport import LLMUnavailableError
 from deployments.net import free_port
 from deployments.settings import Settings, get_settings
 from flows.interfaces.cli.main import main
+from tests.planted import plant
 
 FAKE_SERVER = '''
 import json, os, resource, signal, sys
@@ -268,6 +271,37 @@ def test_the_heartbeat_middleware_counts_requests_but_not_health_probes(tmp_path
     with pytest.raises(RuntimeError):
         asyncio.run(middleware({"type": "http", "method": "POST", "path": "/fail"}, None, None))
     assert seen[-1] == "1" and beat.read_text() == "0" and beat.stat().st_mtime > 0
+
+
+def test_the_supervisor_and_the_server_start_isolated_from_the_users_folder(fake, workspace, tmp_path, monkeypatch):
+    """Started where the user stands, beside a planted ``deployments`` (and what the supervisor imports first): neither
+    the supervisor nor llama.cpp's server imports from there, and both start in a folder evoskill owns."""
+    here = tmp_path / "here"
+    marker = plant(here, "deployments", "pydantic", "llama_cpp", "uvicorn", "spglib")
+    monkeypatch.chdir(here)
+    settings = get_settings()
+    state = ensure_server(settings, fake("answer"))
+    assert LLMClient(EmbeddedTransport(settings, "json_object", command=fake("answer")), settings).structured("t", "s", "u", Answer).value == 3
+    argv = command_line(state.pid)
+    assert argv[:2] == [sys.executable, "-I"] and argv[2:5] == ["-m", "deployments.llm.supervisor", "supervise"]
+    folder = Path(os.readlink(f"/proc/{state.pid}/cwd"))
+    assert folder.is_relative_to(settings.workspace.resolve()) and not any(folder.iterdir())
+    assert stop_server(settings) is True and not marker.exists()
+
+
+@pytest.mark.embedded
+def test_llama_cpps_server_is_started_isolated_from_the_users_folder(workspace, tmp_path, monkeypatch):
+    here = tmp_path / "here"
+    marker = plant(here, "deployments", "pydantic", "llama_cpp", "uvicorn")
+    monkeypatch.chdir(here)
+    settings = get_settings()
+    state = ServerState(id="x", workspace=str(workspace), port=free_port(), model="m", model_path="/m.gguf", log_path="/l", heartbeat_path="/h", started_at=0)
+    llama = _server_command(settings, state, None)  # as the supervisor starts it, in the folder it was started in
+    assert llama[:2] == [sys.executable, "-I"] and llama[2:5] == ["-m", "deployments.llm.supervisor", "llama"]
+    # Its interpreter and flags, started where the user stands: the installed supervisor answers (its usage), the planted package stays out.
+    usage = subprocess.run([*llama[: llama.index("-m")], "-m", "deployments.llm.supervisor"], cwd=here, capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 1 and "usage: python -m deployments.llm.supervisor" in usage.stderr, usage.stderr[-2000:]
+    assert not marker.exists()
 
 
 def test_a_running_server_is_reused_and_stopped_on_request(fake):

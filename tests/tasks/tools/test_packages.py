@@ -1,6 +1,7 @@
 from deployments.packages import imported_packages, missing_packages, module_names
-from deployments.settings import Settings
+from deployments.settings import Settings, get_settings
 from tasks.tools.packages import install_dependencies
+from tests.planted import plant
 
 
 def test_imports_are_read_from_code():
@@ -36,3 +37,13 @@ def test_schema_words_are_dropped_unless_importable(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     assert module_names(["items", "type", "pattern", "format", "numpy"]) == ["numpy", "pattern"]
     assert missing_packages(["pattern", "items"]) == []
+
+
+def test_pip_runs_isolated_from_the_users_folder(workspace, tmp_path, monkeypatch):
+    here = tmp_path / "here"
+    marker = plant(here, "pip", "spglib")
+    monkeypatch.chdir(here)
+    settings = get_settings(allow_install=True, install_allowlist=["pydantic"])
+    report = install_dependencies(["pydantic"], settings)  # installed already: pip says so without the network
+    assert report.installed == ["pydantic"] and report.refused == []
+    assert not marker.exists()
