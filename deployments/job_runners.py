@@ -149,6 +149,9 @@ class DaskJobRunner:
         remaining = set(submitted)
         while remaining:
             for future in finished.next_batch(block=False):
+                if future.status == "lost":  # its result died with its worker: Dask computes it again, and it comes back here
+                    finished.add(future)
+                    continue
                 remaining.discard(future)
                 yield self._outcome(future, submitted[future])
             now = time.monotonic()
