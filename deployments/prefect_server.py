@@ -3,7 +3,8 @@
 A per-process ephemeral Prefect API costs ~11 s on every command; a background server (``prefect server start`` on
 loopback) costs that once. It runs with Prefect's services on, so its UI lists each stage as a task run and its
 scheduler starts scheduled deployments; its UI calls its own API (not Prefect's default port), and its database is
-the workspace's. ``PREFECT_API_URL`` in the environment always wins.
+the workspace's, made with the workspace's private umask (a server started without it is replaced).
+``PREFECT_API_URL`` in the environment always wins.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from prefect.settings import (
 
 from deployments.net import url_responds
 from deployments.settings import Settings
+from deployments.workspace import PRIVATE_UMASK, prepare_workspace
 
 __all__ = ["ensure_local_server", "prefect_runtime", "server_env"]
 
@@ -68,11 +70,22 @@ def _servers_on(port: int) -> list[tuple[int, list[str], dict[str, str]]]:
     return found
 
 
+def _umask(pid: int) -> int | None:
+    """The umask of process ``pid`` (None when it cannot be read)."""
+    try:
+        line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("Umask:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1], 8)
+
+
 def _stop_stale(port: int, wanted: dict[str, str]) -> None:
     """Stop a server on ``port`` that evoskill started with other settings (an older evoskill's: services off, the UI
-    calling Prefect's default port), so that one with these starts in its place."""
+    calling Prefect's default port, files readable by other users), so that one with these starts in its place."""
     for pid, argv, env in _servers_on(port):
-        if "--no-services" not in argv and all(env.get(k) == v for k, v in wanted.items()):
+        umask = _umask(pid)
+        private = umask is None or umask & PRIVATE_UMASK == PRIVATE_UMASK
+        if "--no-services" not in argv and private and all(env.get(k) == v for k, v in wanted.items()):
             continue
         try:
             os.kill(pid, signal.SIGTERM)
@@ -87,6 +100,7 @@ def _stop_stale(port: int, wanted: dict[str, str]) -> None:
 def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     """The API URL of the local Prefect server on ``prefect_server_port``, started if none answers."""
     api_url = f"http://127.0.0.1:{settings.prefect_server_port}/api"
+    prepare_workspace(*settings.private_roots())  # the server inherits the private umask
     workspace = settings.workspace.resolve()
     wanted = _wanted(settings)
     _stop_stale(settings.prefect_server_port, wanted)

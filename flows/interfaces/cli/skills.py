@@ -146,7 +146,9 @@ def run_skills(args: argparse.Namespace) -> int:
         else:
             text = export_skill(skill)
         if args.output:
-            args.output.write_text(text + "\n")
+            from deployments.workspace import write_for_user
+
+            write_for_user(args.output, text + "\n")  # a file the user asked for: their umask, not the workspace's
             print(f"wrote {args.output}", file=sys.stderr)
         else:
             print(text)
