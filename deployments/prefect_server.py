@@ -3,9 +3,10 @@
 A per-process ephemeral Prefect API costs ~11 s on every command; a background server (``prefect server start`` on
 loopback) costs that once. It runs with Prefect's services on, so its UI lists each stage as a task run and its
 scheduler starts scheduled deployments; its UI calls its own API (not Prefect's default port), and its database is
-the workspace's. ``PREFECT_API_URL`` in the environment always wins. It is started isolated from the current folder,
-in a folder of the workspace (``deployments/interpreter.py``): a ``prefect/`` folder where the user stands is never imported;
-nor by an ephemeral server, which Prefect starts itself.
+the workspace's, made with the workspace's private umask. ``PREFECT_API_URL`` in the environment always wins. It is
+started isolated from the current folder, in a folder of the workspace (``deployments/interpreter.py``): a ``prefect/``
+folder where the user stands is never imported; nor by an ephemeral server, which Prefect starts itself. A server started
+otherwise (by an older evoskill) is replaced.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from prefect.settings import (
 from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
 from deployments.net import url_responds
 from deployments.settings import Settings
+from deployments.workspace import PRIVATE_UMASK, prepare_workspace
 
 __all__ = ["ensure_local_server", "prefect_runtime", "server_env"]
 
@@ -79,17 +81,29 @@ def _servers_on(port: int) -> list[tuple[int, list[str], dict[str, str]]]:
     return found
 
 
-def _stale(argv: list[str], env: dict[str, str], wanted: dict[str, str]) -> bool:
-    """Whether a server was started otherwise than evoskill starts one now: not isolated from the folder it was started in
-    (an older evoskill's), services off, or other settings (the UI calling Prefect's default port)."""
+def _umask(pid: int) -> int | None:
+    """The umask of process ``pid`` (None when it cannot be read)."""
+    try:
+        line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("Umask:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1], 8)
+
+
+def _stale(pid: int, argv: list[str], env: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether a server was started otherwise than evoskill starts one now (an older evoskill's): not isolated from the
+    folder it was started in, files readable by other users, services off, or other settings (the UI calling Prefect's
+    default port)."""
     isolated = argv[1 : argv.index("-m")] == isolation_flags()
-    return not isolated or "--no-services" in argv or any(env.get(k) != v for k, v in wanted.items())
+    umask = _umask(pid)
+    private = umask is None or umask & PRIVATE_UMASK == PRIVATE_UMASK
+    return not isolated or not private or "--no-services" in argv or any(env.get(k) != v for k, v in wanted.items())
 
 
 def _stop_stale(port: int, wanted: dict[str, str]) -> None:
     """Stop a server on ``port`` that evoskill started otherwise (``_stale``), so that one started as now takes its place."""
     for pid, argv, env in _servers_on(port):
-        if not _stale(argv, env, wanted):
+        if not _stale(pid, argv, env, wanted):
             continue
         try:
             os.kill(pid, signal.SIGTERM)
@@ -104,6 +118,7 @@ def _stop_stale(port: int, wanted: dict[str, str]) -> None:
 def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     """The API URL of the local Prefect server on ``prefect_server_port``, started if none answers."""
     api_url = f"http://127.0.0.1:{settings.prefect_server_port}/api"
+    prepare_workspace(*settings.private_roots())  # the server inherits the private umask
     workspace = settings.workspace.resolve()
     wanted = _wanted(settings)
     _stop_stale(settings.prefect_server_port, wanted)

@@ -25,6 +25,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from deployments.workspace import prepare_workspace
+
 __all__ = ["Settings", "get_settings", "config_path", "DEFAULT_STRATEGIES"]
 
 # The debug strategies run by default. Each is declared in tasks/debug_strategies/, which checks the names
@@ -362,11 +364,21 @@ class Settings(BaseSettings):
         root = self.workspace.resolve()
         return [root, self.store_root(), self.trajectory_root(), root / "web-users.json", root / "web-secret", config_path().resolve()]
 
+    def private_roots(self) -> list[Path]:
+        """The folders only their owner may read: the workspace, and the store's folder where it lies outside it."""
+        root, store = self.workspace.resolve(), self.store_root()
+        return [root, *([store] if self.store == "monty" and not store.is_relative_to(root) else [])]
+
     def trajectory_root(self) -> Path:
         """Folder holding one JSON trajectory per solve."""
         return self.workspace.resolve() / "trajectories"
 
 
 def get_settings(**overrides: Any) -> Settings:
-    """Settings from the environment and ``evoskill.toml``, with ``overrides`` on top (``None`` ignored)."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Settings from the environment and ``evoskill.toml``, with ``overrides`` on top (``None`` ignored).
+
+    The process they are read in gets a private workspace: umask 077, the workspace (and a store folder kept outside
+    it) 0700, a workspace made before tightened (``deployments/workspace.py``)."""
+    settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    prepare_workspace(*settings.private_roots())
+    return settings

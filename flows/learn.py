@@ -46,8 +46,17 @@ def _spec(task: BenchmarkTask) -> AnswerSpec:
     return spec.model_copy(update={"output_type": kind, "unit": task.unit or spec.unit})
 
 
-def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -> LearnOutcome:
-    """Compile one task's solution into a verified skill and remember it as an execution memory."""
+def _starter_file(path: Path) -> bool:
+    """Whether a task file is one of evoskill's own starter tasks (taught by nobody in particular)."""
+    return path.resolve().parent == STARTER_LIBRARY
+
+
+def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None, starter: bool = False) -> LearnOutcome:
+    """Compile one task's solution into a verified skill and remember it as an execution memory.
+
+    The task's questions are the settings' user's words: they alone see them in the skill and recall its memories;
+    a ``starter`` task (the starter library's: nobody's words) is everyone's."""
+    teacher = None if starter else settings.user
     store = open_store(settings)
     label = task.id or "task"
     if not task.solution_code_or_process.strip():
@@ -66,6 +75,7 @@ def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -
             source="learn",
             task_id=task.id,
             model=llm.model if llm else None,
+            user=teacher,
         ),
     )
     result = compile_and_store(request, settings, store, llm)
@@ -73,7 +83,7 @@ def learn_task(task: BenchmarkTask, settings: Settings, llm: LLMClient | None) -
         return LearnOutcome(task=label, status="rejected", reason="; ".join(result.reasons))
     for level in (0, 1):
         if task.user_query.get(str(level)):  # type: ignore[call-overload]  # str(level) is a "0"/"1" key
-            save_to_memory(store, "execution", task.query(level), result.skill.code, condition=task.query(level), source=f"task:{label}")
+            save_to_memory(store, "execution", task.query(level), result.skill.code, condition=task.query(level), source=f"task:{label}", user=teacher)
     return LearnOutcome(task=label, status="learned" if result.new else "known", skill_id=result.skill.id, method=result.method)
 
 
@@ -82,7 +92,8 @@ def learn(paths: list[str], backend: str | None = None, use_model: bool = True) 
     """Learn every task file; a malformed task is reported and the rest still run.
 
     Lifting needs no model; with ``use_model`` the model is asked to rewrite a script whose stated
-    constants do not change the answer (the starter library is learned without it).
+    constants do not change the answer (the starter library is learned without it). A task's words are its
+    learner's (the settings' user), but for the starter library's own tasks, which everyone sees.
 
     Args:
         paths: Task files (JSON with a question and a known-good script) or folders of them.
@@ -105,7 +116,7 @@ def learn(paths: list[str], backend: str | None = None, use_model: bool = True) 
                 llm = make_client(settings)
             except LLMError as exc:
                 report("learn", "progress", f"no LLM to generalise scripts ({exc}); they are kept without parameters")
-        outcome = learn_task(task, settings, llm)
+        outcome = learn_task(task, settings, llm, starter=_starter_file(Path(path)))
         report("learn", "done" if outcome.status != "rejected" else "failed", f"{outcome.task}: {outcome.status} {outcome.reason or outcome.skill_id}")
         outcomes.append(outcome)
     return outcomes

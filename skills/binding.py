@@ -210,6 +210,13 @@ def _code_names(code: str) -> set[str]:
     return {n for n in names if not n.startswith("_")}
 
 
+def _stated(mention: Mention) -> str:
+    """A value of the verified question as its code has it (a number, a formula), never in its teacher's words."""
+    if mention.kind == "number":
+        return f"{mention.number:g}"
+    return mention.formula or mention.smiles or mention.element or mention.kind
+
+
 def _units_differ(asked: str | None, given: str | None) -> bool:
     def norm(unit: str) -> str:
         return re.sub(r"[\s^]", "", unit).replace("Å", "A").replace("angstroms", "A").replace("angstrom", "A").lower()
@@ -278,7 +285,7 @@ def bind(skill: Skill, query: str) -> Binding:
         shown = ", ".join(repr(written.get(w, w)) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
     if not properties:
-        missing = [m.text for m in known if not any(_equal_mentions(m, a) for a in asked)]
+        missing = [_stated(m) for m in known if not any(_equal_mentions(m, a) for a in asked)]
         if fresh or missing:
             parts = [m.text for m in fresh] + [f"no {t}" for t in missing]
             raise BindingDeclined(f"the skill has no parameters and answers only its own question; this one differs ({', '.join(parts[:4])})")
@@ -331,7 +338,7 @@ def bind(skill: Skill, query: str) -> Binding:
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
         if changed and kinds[name] in ("number", "integer"):
             raise BindingDeclined(
-                f"the question does not state {prop.get('source') or name} for {binding.params[changed[0]]}; "
+                f"the question does not state {name} for {binding.params[changed[0]]}; "
                 f"the verified {prop.get('default')} belongs to {properties[changed[0]].get('default')}"
             )
         if kinds[name] in ENTITY_KINDS:

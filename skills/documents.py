@@ -98,7 +98,11 @@ class Provenance(BaseModel):
     task_id: str | None = None
     flow_run_id: str | None = None
     model: str | None = None
-    user: str | None = Field(default=None, description="Who asked the question the skill was learned from.")
+    user: str | None = Field(
+        default=None,
+        description="Its teacher: who asked the question it was learned from, or learned or imported it; only they see its words "
+        "(skills/disclosure.py). None: the starter library's.",
+    )
     created: datetime = Field(default_factory=_now)
 
 

@@ -65,7 +65,8 @@ def import_skills(path: Path, store: SkillStore, settings: Settings) -> list[tup
         raise SkillFileError(f"{path}: not a skill file ({str(exc).splitlines()[0]})") from exc
     rows = []
     for skill in skills:
-        skill = skill.model_copy(update={"provenance": skill.provenance.model_copy(update={"source": "import"})})
+        # Its words are now its importer's: shown to them alone (skills/disclosure.py).
+        skill = skill.model_copy(update={"provenance": skill.provenance.model_copy(update={"source": "import", "user": settings.user})})
         problem = _verify(skill, settings)
         if problem:
             rows.append((skill.name, f"rejected: {problem}"))

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from deployments.llm.client import LLMCall
+from deployments.llm.quoting import quoted
 from deployments.sandbox.models import ExecutionResult, ObjectRef
 from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec
@@ -243,12 +244,12 @@ class Recall(BaseModel):
         return usable
 
     def context(self) -> str:
-        """Recalled memories and preferences as prompt text (empty when there are none)."""
+        """Recalled memories and preferences as prompt text (empty when there are none); a memory is quoted data."""
         parts = []
         for hit in self.memories:
             m = hit.memory
             label = "A strategy that worked" if m.kind == "planning" else "Code that solved a similar task"
-            parts.append(f"{label} ({m.subtask[:200]}):\n{m.solution[:1500]}")
+            parts.append(quoted(f"{m.subtask[:200]}\n\n{m.solution[:1500]}", f"{label} (the task, then how)"))
         parts += [f"User preference {p.key}: {p.value}" for p in self.preferences]
         return "\n\n".join(parts)
 

@@ -45,6 +45,7 @@ from deployments.llm.supervisor import (
 from deployments.llm.transport import ChatReply, LLMUnavailableError, OpenAITransport
 from deployments.net import free_port, port_accepts, url_responds
 from deployments.settings import Settings
+from deployments.workspace import prepare_workspace
 
 __all__ = [
     "ServerState",
@@ -315,7 +316,8 @@ def _await_ready(settings: Settings, state: ServerState, supervisor: subprocess.
 
 
 def _launch(settings: Settings, command: list[str] | None) -> ServerState:
-    """Start a supervised server and wait until it answers."""
+    """Start a supervised server and wait until it answers; it and its supervisor inherit the workspace's private umask."""
+    prepare_workspace(*settings.private_roots())
     state = _new_state(settings)
     spec = SupervisorSpec(
         state=state, state_path=_state_file(settings), command=_server_command(settings, state, command),

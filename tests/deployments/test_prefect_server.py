@@ -1,10 +1,12 @@
 """The Prefect server the CLI starts: its services on (stages recorded, schedules run), its UI calling its own API
-(a printed link opens the run in a browser), and one that an older evoskill started differently replaced."""
+(a printed link opens the run in a browser), its files its owner's only, and one that an older evoskill started
+differently replaced."""
 
 import asyncio
 import logging
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -68,6 +70,10 @@ def test_a_server_started_with_other_settings_is_replaced_and_the_ui_calls_its_o
     servers = [pid for pid, _, _ in prefect_server._servers_on(settings.prefect_server_port)]
     assert len(servers) == 1 and ensure_local_server(settings) == url  # the server started as today is kept
     assert [pid for pid, _, _ in prefect_server._servers_on(settings.prefect_server_port)] == servers
+    # The server's files are the owner's only: it inherits the workspace's private umask.
+    loose = [f"{stat.filemode(p.lstat().st_mode)} {p}" for p in [settings.workspace, *settings.workspace.rglob("*")]
+             if not p.is_symlink() and p.lstat().st_mode & 0o077]  # fmt: skip
+    assert loose == []
 
 
 def test_a_printed_link_opens_the_solve_in_the_browser_with_its_stages(local_server, scripted, caplog, monkeypatch, request):

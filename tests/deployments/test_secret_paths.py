@@ -34,7 +34,7 @@ def test_the_sandbox_hides_exactly_the_shared_list(workspace, tmp_path, monkeypa
 def test_a_link_to_a_secret_is_hidden(workspace, tmp_path):
     settings = get_settings()
     secret = workspace / "web-secret"
-    secret.parent.mkdir(parents=True)
+    secret.parent.mkdir(parents=True, exist_ok=True)  # get_settings made the workspace
     secret.write_text("key")
     link = tmp_path / "innocent.md"
     link.symlink_to(secret)

@@ -136,7 +136,8 @@ def test_a_parameterless_skill_answers_only_its_own_question():
     assert bind(skill, N2_QUERY).params == {}
     declines(skill, N2_QUERY.replace("a nitrogen molecule", "O2"), "answers only its own question")
     declines(skill, N2_QUERY.replace("a nitrogen molecule", "an oxygen molecule"), "answers only its own question")
-    declines(skill, "Calculate the atomization energy (unit: eV) using ASE's EMT calculator. Return a float rounded to 4 decimal places.", "no nitrogen molecule")
+    # The value it lacks, as the skill's code has it: the verified question's own words ("a nitrogen molecule") are its teacher's.
+    declines(skill, "Calculate the atomization energy (unit: eV) using ASE's EMT calculator. Return a float rounded to 4 decimal places.", "no N2")
 
 
 def test_a_compound_specific_default_never_stands_in_for_another_compound():

@@ -62,7 +62,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def parameter_lines(skill) -> list[str]:  # noqa: ANN001 - Skill, imported lazily
-    """Each parameter with its kind, default, bounds, and the words of the verified question it is read from."""
+    """Each parameter with its kind, default, bounds, and the words of the verified question it is read from (else its description)."""
     properties = skill.parameters.get("properties", {})
     if not properties:
         return ["parameters: none (answers only the question it was verified on)"]
@@ -77,11 +77,12 @@ def parameter_lines(skill) -> list[str]:  # noqa: ANN001 - Skill, imported lazil
             bounds.append("same make-up as the default (its elements are used by position)")
         if prop.get("kind") in ("element", "formula", "smiles"):
             bounds.append(f"a valid {prop['kind']}")
-        cue = prop.get("source") or prop.get("description") or ""
         lines.append(f"  --param {name}=<{prop.get('kind') or prop.get('type')}>  default {prop.get('default')!r}"
                      f"{'  bounds: ' + '; '.join(bounds) if bounds else ''}")  # fmt: skip
-        if cue:
-            lines.append(f"      read from: {cue!r}" + (f"  (cue words: {' '.join(prop['cue'])})" if prop.get("cue") else ""))
+        if prop.get("source"):
+            lines.append(f"      read from: {prop['source']!r}" + (f"  (cue words: {' '.join(prop['cue'])})" if prop.get("cue") else ""))
+        elif prop.get("description"):
+            lines.append(f"      {prop['description']}")
     return lines
 
 
@@ -93,6 +94,13 @@ def _store():
     return open_store(settings), settings
 
 
+def _shown(skill, settings):  # noqa: ANN001, ANN202 - Skill and Settings, imported lazily
+    """The skill as the CLI's user may see it: its teacher's words only when they taught it (``skills/disclosure.py``)."""
+    from skills.disclosure import shared_view
+
+    return shared_view(skill, settings.user)
+
+
 def _report_problems(store) -> None:  # noqa: ANN001
     for problem in store.problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -101,7 +109,7 @@ def _report_problems(store) -> None:  # noqa: ANN001
 def run_skills(args: argparse.Namespace) -> int:
     store, settings = _store()
     if args.action == "list":
-        skills = store.latest_skills()
+        skills = [_shown(s, settings) for s in store.latest_skills()]
         _report_problems(store)
         if args.json:
             print(json.dumps([{"id": s.id, "description": s.description, "parameters": list(s.parameters.get("properties", {})),
@@ -116,12 +124,12 @@ def run_skills(args: argparse.Namespace) -> int:
             print(EMPTY_STORE_HINT.format(store=where, library=STARTER_LIBRARY), file=sys.stderr)
         return 0
     if args.action == "show":
-        s = store.get_skill(args.id)
+        s = _shown(store.get_skill(args.id), settings)
         print(f"{s.id}: {s.description}\npackages: {', '.join(s.packages) or '-'}   output: {s.output_type}"
               f"{' ' + s.unit if s.unit else ''}   uses: {s.stats.uses} ({s.stats.successes} ok)")
         print(f"provenance: {s.provenance.source} {s.provenance.task_id or s.provenance.flow_run_id or ''} {s.provenance.created:%Y-%m-%d}")
         print(f"verified with {s.test_case.params} -> {s.test_case.expected!r} (tolerance {s.test_case.tolerance})")
-        print(f"made by: {s.method or 'unknown'}   verified question: {s.provenance.query or '-'}")
+        print(f"made by: {s.method or 'unknown'}" + (f"   verified question: {s.provenance.query}" if s.provenance.query else ""))
         for line in parameter_lines(s):
             print(line)
         if s.hidden_inputs:
@@ -138,7 +146,7 @@ def run_skills(args: argparse.Namespace) -> int:
         from skills.params import load_param_sets, parse_assignments
         from skills.transfer import export_skill, export_workflow
 
-        skill = store.get_skill(args.id)
+        skill = _shown(store.get_skill(args.id), settings)
         if args.workflow:
             text = export_workflow(skill, load_param_sets(args.batch) if args.batch else [parse_assignments(args.param)])
         elif args.param or args.batch:
@@ -146,7 +154,9 @@ def run_skills(args: argparse.Namespace) -> int:
         else:
             text = export_skill(skill)
         if args.output:
-            args.output.write_text(text + "\n")
+            from deployments.workspace import write_for_user
+
+            write_for_user(args.output, text + "\n")  # a file the user asked for: their umask, not the workspace's
             print(f"wrote {args.output}", file=sys.stderr)
         else:
             print(text)

@@ -27,11 +27,13 @@ def log_file() -> Path:
     from pydantic_settings import SettingsError
 
     from deployments.settings import get_settings
+    from deployments.workspace import prepare_workspace
 
     try:
         workspace = get_settings().workspace
     except (ValidationError, SettingsError, ValueError):
         workspace = Path(os.environ.get("EVOSKILL_WORKSPACE", ".evoskill"))
+        prepare_workspace(workspace)  # the log is private, whatever the settings (get_settings does it for valid ones)
     return workspace.resolve() / "logs" / "evoskill.log"
 
 

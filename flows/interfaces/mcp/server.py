@@ -45,9 +45,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from deployments.admission import Admission, Busy
 from deployments.cancel import cancellable
+from deployments.llm.quoting import quoted
 from deployments.progress import Status, listening
 from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
+from skills.disclosure import describe, shared_view, shows_words_to
 from skills.documents import Skill
 from skills.params import params_text, validate_params
 from skills.runner import run_skill
@@ -147,17 +149,17 @@ def _fixed_tools(settings: Settings) -> list[types.Tool]:
     ]
 
 
-def skill_tool(skill: Skill, network: bool = False) -> types.Tool:
-    """The MCP tool of a skill: its id as the name, its parameter schema as the input schema, its verified output type
-    and unit (beside the parameters it ran with) as the output schema. ``network``: whether its sandbox may reach it."""
-    schema = {"type": "object", **skill.parameters, "additionalProperties": False}
-    unit = f" ({skill.unit})" if skill.unit else ""
-    description = (
-        f"{skill.description or skill.name} Returns {skill.output_type}{unit}. Runs without an LLM, "
-        f"for at most {skill.resources.walltime_s:g} s."
-    )
+def skill_tool(skill: Skill, viewer: str | None, network: bool = False) -> types.Tool:
+    """The MCP tool of a skill as ``viewer`` may see it (``skills/disclosure.py``): its id as the name, its parameter schema
+    as the input schema, its verified output type and unit (beside the parameters it ran with) as the output schema.
+    The description is made from its code and parameters; its teacher's own description follows as quoted data where
+    ``viewer`` may see it (its teacher; anyone, for a starter skill). ``network``: whether its sandbox may reach it."""
+    shown = shared_view(skill, viewer)
+    schema = {"type": "object", **shown.parameters, "additionalProperties": False}
+    taught = f" {quoted(skill.description, 'Its teacher described it')}" if shows_words_to(skill, viewer) and skill.description else ""
+    description = f"{describe(skill)} Runs without an LLM, for at most {skill.resources.walltime_s:g} s.{taught}"
     result = {**_OUTPUT_TYPES[skill.output_type], **({"description": f"in {skill.unit}"} if skill.unit else {})}
-    properties = skill.parameters.get("properties", {})
+    properties = shown.parameters.get("properties", {})
     bound = {
         "type": "object",
         "properties": {name: {k: prop[k] for k in ("type", "description") if k in prop} for name, prop in properties.items()},
@@ -204,8 +206,10 @@ def _checked(tool: types.Tool, reply: types.CallToolResult) -> types.CallToolRes
     return _result(f"{tool.name} gave a result its output schema does not allow: " + "; ".join(problems)[:500], error=True)
 
 
-def _skill_summary(skill: Skill) -> dict[str, Any]:
-    return {"id": skill.id, "description": skill.description, "parameters": skill.parameters, "uses": skill.stats.uses}
+def _skill_summary(skill: Skill, viewer: str | None) -> dict[str, Any]:
+    """A skill as ``list_skills`` gives it, as ``viewer`` may see it."""
+    shown = shared_view(skill, viewer)
+    return {"id": shown.id, "description": shown.description, "parameters": shown.parameters, "uses": shown.stats.uses}
 
 
 class _Handlers:
@@ -225,7 +229,7 @@ class _Handlers:
             # A request's session is a proxy built per request; its connection is what lasts (the SDK names no other handle).
             self.sessions[id(getattr(ctx.session, "_connection", ctx.session))] = ctx.session
         skills = await anyio.to_thread.run_sync(self.store.latest_skills)
-        tools = (skill_tool(s, self.settings.sandbox_network) for s in sorted(skills, key=lambda s: s.id))
+        tools = (skill_tool(s, self.settings.user, self.settings.sandbox_network) for s in sorted(skills, key=lambda s: s.id))
         return types.ListToolsResult(tools=[*self.fixed.values(), *tools])
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -237,7 +241,7 @@ class _Handlers:
                 skill = await anyio.to_thread.run_sync(self.store.get_skill, params.name)
             except KeyError:
                 raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}: call list_skills or tools/list for the tools there are") from None
-            tool = skill_tool(skill, self.settings.sandbox_network)
+            tool = skill_tool(skill, self.settings.user, self.settings.sandbox_network)
         problems = argument_errors(tool.input_schema, arguments)
         if problems:
             return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
@@ -347,7 +351,7 @@ class _Handlers:
             skills = [s for s, _ in self.store.search_skills(arguments["query"], k=limit, threshold=0.05)]
         else:
             skills = sorted(self.store.latest_skills(), key=lambda s: s.id)[:limit]
-        return _result([_skill_summary(s) for s in skills])
+        return _result([_skill_summary(s, self.settings.user) for s in skills])
 
 
 async def _run_cancellable(ctx: Any, work: Callable[[threading.Event], types.CallToolResult]) -> types.CallToolResult:

@@ -1,8 +1,9 @@
 """The skills browser: list and search skills, see one (parameters, provenance, test case, usage), run it, download it.
 
-A run takes its turn with the chat's questions and the MCP server's calls (``deployments/admission.py``: the same
-slots and bounds per user); its request waits without holding the event loop, and a user with too many requests
-waiting is told busy (429), to retry.
+Each skill is shown as the signed-in user may see it (``skills/disclosure.py``): its teacher sees the question it was
+learned from; everyone else a description made from its code and parameters. A run takes its turn with the chat's
+questions and the MCP server's calls (``deployments/admission.py``: the same slots and bounds per user); its request waits
+without holding the event loop, and a user with too many requests waiting is told busy (429), to retry.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from flows.interfaces.web.files import SKILL_PAGE, SKILLS_PAGE
 from flows.interfaces.web.forms import form_fields, form_params
 from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.run_skill import run_skill
+from skills.disclosure import shared_view
 from skills.documents import Skill
 from skills.params import ParameterError, validate_params
 from skills.run_errors import explain_run_error
@@ -43,6 +45,7 @@ def list_skills(request: Request, user: CurrentUser, q: str = "") -> HTMLRespons
         found: list[tuple[Skill, float | None]] = [(skill, round(score, 2)) for skill, score in state.store.search_skills(q[:500], k=50, threshold=0.05)]
     else:
         found = [(skill, None) for skill in sorted(state.store.latest_skills(), key=lambda s: s.name)]
+    found = [(shared_view(skill, user), score) for skill, score in found]
     context = {"user": user, "login": state.settings.web_login, "skills": found, "q": q}
     return state.templates.TemplateResponse(request, SKILLS_PAGE, context)
 
@@ -51,6 +54,7 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
                 **extra: Any) -> HTMLResponse:  # fmt: skip
     """The skill's page; ``status`` 400 when ``extra`` has an error, else 200, unless given."""
     state = web_state(request)
+    skill = shared_view(skill, user)
     context = {
         "user": user,
         "login": state.settings.web_login,
@@ -96,7 +100,7 @@ async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> H
 @router.get("/skills/{skill_id}/workflow.json")
 def download_workflow(request: Request, user: CurrentUser, skill_id: str) -> Response:
     """The skill as a jobflow ``Flow`` with its test case's parameters, runnable with plain jobflow."""
-    skill = _skill(web_state(request), skill_id)
+    skill = shared_view(_skill(web_state(request), skill_id), user)
     body = export_workflow(skill, [skill.test_case.params])
     headers = {"Content-Disposition": f'attachment; filename="{skill.id}.workflow.json"'}
     return Response(body, media_type="application/json", headers=headers)

@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -316,6 +317,20 @@ def test_a_running_server_is_reused_and_stopped_on_request(fake):
     assert (state.status, state.reason) == ("stopped", "stop") and not process_alive(first.server_pid)
     assert not process_alive(first.pid) and describe(state).startswith("stopped (on request)")
     assert stop_server(settings) is False
+
+
+def test_the_servers_state_and_log_are_its_owners_only(fake):
+    """Whatever the user's umask, the supervisor and its server write the workspace with the private one."""
+    previous = os.umask(0o022)
+    try:
+        settings = get_settings()
+        ensure_server(settings, fake("answer"))
+        written = [settings.workspace, *settings.workspace.glob("llm-server*")]
+        assert {"llm-server.json", "llm-server.log"} <= {p.name for p in written}
+        assert [f"{stat.filemode(p.stat().st_mode)} {p.name}" for p in written if p.stat().st_mode & 0o077] == []
+        assert stop_server(settings) is True
+    finally:
+        os.umask(previous)
 
 
 def test_a_vanished_server_is_seen_and_started_again(fake):

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
+from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
+from skills.store import open_store
 
 # Three of the starter library's tasks (learning all of them is tests/flows/test_starter_library.py's job).
 LIBRARY = [f"skills/library/{name}.json" for name in ("ase_emt_atomization_n2", "pymatgen_rocksalt_density_nacl", "rdkit_fragments_benzyl")]
@@ -51,6 +53,8 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     assert main(["skills", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [s["id"] for s in listed] == ["ase_emt_atomization-v1", "pymatgen_rocksalt_density-v1", "rdkit_fragment_count-v1"]
+    store = open_store(get_settings())
+    assert {s.provenance.user for s in store.latest_skills()} == {None}  # the starter library's: taught by nobody in particular
     assert main(["skills", "show", "rdkit_fragment_count"]) == 0
     shown = capsys.readouterr().out
     assert "--param smiles=<smiles>  default 'OCc1ccccc1CN'  bounds: a valid smiles" in shown and "made by: lifted" in shown
@@ -68,6 +72,7 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     assert "no skill 'rdkit_fragment_count'" in capsys.readouterr().err
     assert main(["skills", "import", str(exported)]) == 0
     assert "stored rdkit_fragment_count-v1" in capsys.readouterr().out
+    assert store.get_skill("rdkit_fragment_count").provenance.user == "local"  # an imported skill's words are its importer's
 
 
 def test_import_reverifies_and_rejects_a_tampered_skill(library, tmp_path, capsys):

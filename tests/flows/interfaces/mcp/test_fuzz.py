@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from deployments.settings import get_settings
 from flows.interfaces.mcp.server import build_server
+from skills.disclosure import shared_view
 from skills.store import open_store
 from tests.codes import add_two_skill
 
@@ -102,7 +103,8 @@ def test_fixed_tool_arguments(server, tool, args):
     elif tool == "search_memory":
         assert not result.is_error and result.structured_content == {"result": []}, message  # nothing solved yet
     else:
-        summary = {"id": skill.id, "description": skill.description, "parameters": skill.parameters, "uses": 0}
+        shown = shared_view(skill, get_settings().user)  # no teacher recorded: described from its code
+        summary = {"id": skill.id, "description": shown.description, "parameters": shown.parameters, "uses": 0}
         found = result.structured_content["result"]
         assert not result.is_error and found in ([], [summary]), message
         if not args.get("query", "").strip() or args["query"] == skill.description:  # every skill, or a search for this one
