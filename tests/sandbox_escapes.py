@@ -23,6 +23,22 @@ SYSCTLS = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/
            "/proc/sys/kernel/randomize_va_space", "/proc/sys/kernel/core_uses_pid", "/proc/sys/vm/drop_caches",
            "/proc/sys/vm/overcommit_memory", "/proc/sys/fs/file-max", "/proc/sys/fs/suid_dumpable", "/proc/sysrq-trigger"]  # fmt: skip
 
+# Reads each path of a JSON object {name: path} (``%r``) and prints the names and paths of those whose text holds a
+# canary (``%r``): what of the machine the run could read.
+READ_ALL = """
+import json
+found = {}
+for name, path in json.loads(%r).items():
+    try:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        continue
+    if %r in text:
+        found[name] = path
+print(json.dumps(found))
+"""
+
 # Its status line says the run exited 0 and was not stopped.
 FAKE_STATUS = '{"status": 0, "timed_out": false}'
 

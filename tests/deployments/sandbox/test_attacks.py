@@ -24,6 +24,7 @@ import pytest
 from deployments.sandbox.execute import SandboxLimits, run_code, warm_up
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
+from tests.sandbox_escapes import READ_ALL
 
 CANARY = "sk-canary-7f3a9c"
 HOME_CREDENTIALS = [".ssh/id_ed25519", ".aws/credentials", ".azure/accessTokens.json", ".config/gcloud/credentials.db", ".config/gh/hosts.yml",
@@ -120,24 +121,8 @@ def _answer(code: str) -> str:
     return f"import json, os\n{code}\n"
 
 
-# Reads each path; prints what it could read that holds the canary.
-_READ_ALL = """
-import json, os
-found = {}
-for name, path in json.loads(%r).items():
-    try:
-        with open(path, errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        continue
-    if %r in text:
-        found[name] = path
-print(json.dumps(found))
-"""
-
-
 def test_no_secret_of_the_machine_is_readable(attack, isolation, world):
-    result = attack(_READ_ALL % (json.dumps({k: str(v) for k, v in world.items()}), CANARY))
+    result = attack(READ_ALL % (json.dumps({k: str(v) for k, v in world.items()}), CANARY))
     assert result.ok
     if isolation["allow_list"]:
         assert result.answer == {}
@@ -201,10 +186,10 @@ def test_a_granted_input_is_readable_and_read_only_and_a_hidden_path_in_it_stays
     assert attack(code, inputs=(data,)).answer == ["data_NaCl", False, False]
     # Granting a folder that holds a secret: the secret is covered inside it; granting a secret itself is refused.
     home = world[".ssh/id_ed25519"].parents[1]
-    result = attack(_READ_ALL % (json.dumps({"key": str(world[".ssh/id_ed25519"]), "notes": str(home / "projects/notes.txt")}), CANARY),
+    result = attack(READ_ALL % (json.dumps({"key": str(world[".ssh/id_ed25519"]), "notes": str(home / "projects/notes.txt")}), CANARY),
                     inputs=(home,))  # fmt: skip
     assert result.ok and result.answer == {"notes": str(home / "projects/notes.txt")}
-    refused = attack(_READ_ALL % (json.dumps({"store": str(world["store"])}), CANARY), inputs=(world["store"],))
+    refused = attack(READ_ALL % (json.dumps({"store": str(world["store"])}), CANARY), inputs=(world["store"],))
     assert refused.ok and refused.answer == {}
 
 

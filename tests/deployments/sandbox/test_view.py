@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.sandbox_escapes import READ_ALL
+
 CANARY = "sk-canary-3e1d07"
 
 WORKSPACE_FILES = {
@@ -27,21 +29,6 @@ WORKSPACE_FILES = {
     "cookie key": "web-secret",
 }
 
-_READ_ALL = """
-import json
-found = {}
-for name, path in json.loads(%r).items():
-    try:
-        with open(path, errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        continue
-    if %r in text:
-        found[name] = path
-print(json.dumps(sorted(found)))
-"""
-
-
 def _plant(path: Path, text: str = CANARY) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -53,9 +40,10 @@ def test_a_workspace_inside_a_granted_folder_reads_as_absent(sandbox, isolation,
     paths = {name: str(_plant(workspace / relative)) for name, relative in WORKSPACE_FILES.items()}
     paths["granted data"] = str(_plant(tmp_path / "data" / "structure.cif"))
     tmp_path.chmod(0o755)  # granted: readable by every user, as a run's own user must read it where evoskill runs as root
-    result = sandbox.run(_READ_ALL % (json.dumps(paths), CANARY), settings=sandbox.settings(workspace=workspace), inputs=(tmp_path,))
+    result = sandbox.run(READ_ALL % (json.dumps(paths), CANARY), settings=sandbox.settings(workspace=workspace), inputs=(tmp_path,))
     assert result.ok, result.error
+    read = sorted(result.answer)
     if isolation["allow_list"]:
-        assert result.answer == ["granted data"]  # e.g. also 'prefect database', 'another run', 'log', ...
+        assert read == ["granted data"]  # e.g. also 'prefect database', 'another run', 'log', ...
     else:  # documented: without namespaces generated code reads what the evoskill user can
-        assert result.answer == sorted(paths)
+        assert read == sorted(paths)
