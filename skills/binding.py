@@ -32,14 +32,14 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.chemistry import same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
+from skills.domain import ENTITY_KINDS, changed_substances, hidden_problem, parameter_kind, same_value, value_problem
 from skills.mentions import GENERIC_WORDS, Mention, content_words, find_mentions, stem, words_after, words_before
 from skills.retrieval import split_name
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with", "second_opinion"]
 
-ENTITY_KINDS = ("formula", "element", "smiles")
 MAX_CANDIDATES = 8
 
 
@@ -50,28 +50,6 @@ class BindingDeclined(ValueError):
 class Binding(BaseModel):
     params: dict[str, JsonValue] = Field(default_factory=dict)
     bound: list[BoundValue] = Field(default_factory=list)
-
-
-def parameter_kind(prop: dict[str, Any]) -> str:
-    """A parameter's kind: as recorded by the generaliser, else read from its default."""
-    if prop.get("kind"):
-        return str(prop["kind"])
-    default = prop.get("default")
-    if isinstance(default, bool):
-        return "boolean"
-    if isinstance(default, int):
-        return "integer"
-    if isinstance(default, float):
-        return "number"
-    if isinstance(default, str):
-        if is_element(default):
-            return "element"
-        if is_formula(default):
-            return "formula"
-        if canonical_smiles(default) and re.search(r"[a-z=#()\[\]\d]", default):
-            return "smiles"
-        return "word"
-    return "other"
 
 
 def _value(mention: Mention, kind: str) -> str | None:
@@ -85,19 +63,11 @@ def _value(mention: Mention, kind: str) -> str | None:
     return None
 
 
-def _same(kind: str, a: Any, b: Any) -> bool:
-    if kind == "formula":
-        return same_formula(str(a), str(b))
-    if kind == "smiles":
-        return canonical_smiles(str(a)) == canonical_smiles(str(b)) is not None
-    return bool(a == b)
-
-
 def _equal_mentions(a: Mention, b: Mention) -> bool:
     """Whether two mentions state the same value (in some reading both allow)."""
     if a.kind == "number" or b.kind == "number":
         return a.kind == b.kind and a.number == b.number
-    return any(_value(a, k) is not None and _value(b, k) is not None and _same(k, _value(a, k), _value(b, k)) for k in ENTITY_KINDS)
+    return any(_value(a, k) is not None and _value(b, k) is not None and same_value(k, _value(a, k), _value(b, k)) for k in ENTITY_KINDS)
 
 
 def _merge(mentions: list[Mention]) -> list[list[Mention]]:
@@ -127,7 +97,7 @@ def _source(question: str, mentions: list[Mention], name: str, prop: dict[str, A
         if kind == "number" or kind == "integer":
             if mention.kind == "number" and isinstance(default, (int, float)) and mention.number == float(default):
                 return mention
-        elif kind in ENTITY_KINDS and _value(mention, kind) is not None and _same(kind, _value(mention, kind), default):
+        elif kind in ENTITY_KINDS and _value(mention, kind) is not None and same_value(kind, _value(mention, kind), default):
             return mention
         elif kind == "formula" and prop.get("derives") and mention.formula and same_formula(mention.formula, str(default)):
             return mention
@@ -161,34 +131,11 @@ def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substan
 _WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
 
 
-def _stoichiometry(formula: str) -> list[float]:
-    from pymatgen.core import Composition
-
-    composition = Composition(formula)
-    return [composition[e] for e in formula_elements(formula)]
-
-
-def _check_value(name: str, prop: dict[str, Any], kind: str, value: Any) -> None:
-    """Refuse a value outside what the skill was verified for (kind, bounds, make-up)."""
-    if kind == "element" and not is_element(str(value)):
-        raise BindingDeclined(f"{value!r} is not an element symbol, and {name} takes one")
-    if kind == "formula":
-        if not is_formula(str(value)):
-            raise BindingDeclined(f"{value!r} is not a formula, and {name} takes one")
-        default = str(prop.get("default"))
-        if prop.get("derives") and _stoichiometry(str(value)) != _stoichiometry(default):
-            raise BindingDeclined(
-                f"the skill uses the elements of {name} by position, verified on {default}; {value} has another make-up"
-            )
-    if kind == "smiles" and canonical_smiles(str(value)) is None:
-        raise BindingDeclined(f"{value!r} is not a SMILES RDKit can read, and {name} takes one")
-    if kind in ("number", "integer"):
-        if "exclusiveMinimum" in prop and not float(value) > prop["exclusiveMinimum"]:
-            raise BindingDeclined(f"{name} must be above {prop['exclusiveMinimum']} (got {value})")
-        if "minimum" in prop and not float(value) >= prop["minimum"]:
-            raise BindingDeclined(f"{name} must be at least {prop['minimum']} (got {value})")
-        if kind == "integer" and not float(value).is_integer():
-            raise BindingDeclined(f"{name} takes a whole number (got {value})")
+def _check_value(name: str, prop: dict[str, Any], value: Any) -> None:
+    """Refuse a value outside what the skill was verified for (``skills/domain.py``: kind, bounds, make-up)."""
+    problem = value_problem(name, prop, value)
+    if problem:
+        raise BindingDeclined(problem)
 
 
 def _vocabulary(skill: Skill) -> set[str]:
@@ -307,7 +254,7 @@ def bind(skill: Skill, query: str) -> Binding:
         entities = _assign_entities([g for g in groups if g is not free[0]], entity_slots)
     for name, group in entities.items():
         value = _group_value(group, kinds[name])
-        _check_value(name, properties[name], kinds[name], value)
+        _check_value(name, properties[name], value)
         binding.params[name] = value
         binding.bound.append(BoundValue(name=name, value=value, words=" / ".join(m.text for m in group)))
 
@@ -326,11 +273,11 @@ def bind(skill: Skill, query: str) -> Binding:
         if name in binding.params:
             raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         number = float(mention.number or 0.0)
-        _check_value(name, properties[name], kinds[name], number)
+        _check_value(name, properties[name], number)
         binding.params[name] = int(number) if kinds[name] == "integer" else number
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))
 
-    changed = [n for n in entities if not _same(kinds[n], binding.params[n], properties[n].get("default"))]
+    changed = changed_substances(properties, binding.params)
     for name, prop in properties.items():
         if name in binding.params:
             continue
@@ -345,11 +292,9 @@ def bind(skill: Skill, query: str) -> Binding:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
-    if changed and skill.hidden_inputs:
-        raise BindingDeclined(
-            f"the skill also uses {skill.hidden_inputs[0]}, which the question does not state and which may belong to "
-            f"{properties[changed[0]].get('default')}, not {binding.params[changed[0]]}"
-        )
+    hidden = hidden_problem(skill, binding.params, unset="the question does not state")
+    if hidden:
+        raise BindingDeclined(hidden)
     return binding
 
 

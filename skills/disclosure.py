@@ -30,8 +30,8 @@ import sys
 from typing import Any
 
 from skills import STARTER_LIBRARY
-from skills.binding import parameter_kind
 from skills.documents import Provenance, Skill
+from skills.domain import parameter_kind
 
 __all__ = ["TEACHER_KEYS", "from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view"]
 

@@ -2,8 +2,9 @@
 and ``list_skills``.
 
 A skill's tool takes the skill's parameter schema (with its bounds) as its input schema; arguments are checked
-against it (JSON Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument;
-an unknown tool is a protocol error (-32602). Its output schema is the skill's verified output type and unit beside the
+against it (JSON Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument,
+as do arguments outside what the skill was verified on (``skills/domain.py``: another make-up or kind), with each
+reason, and nothing runs; an unknown tool is a protocol error (-32602). Its output schema is the skill's verified output type and unit beside the
 parameters it ran with (defaults filled in): ``{"result": 8.5753, "parameters": {"formula": "O2", "fmax": 0.01}}``.
 Tools are read from the store on every ``tools/list``; the server watches the store and tells connected clients when
 a skill is learned, deleted or re-versioned (``notifications/tools/list_changed``, or a ``subscriptions/listen`` event).
@@ -51,7 +52,8 @@ from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.disclosure import describe, shared_view, shows_words_to
 from skills.documents import Skill
-from skills.params import params_text, validate_params
+from skills.domain import checked_params
+from skills.params import ParameterError, params_text
 from skills.runner import run_skill
 from skills.store import SkillStore, open_store
 from tasks.tools.memory import search_memory
@@ -246,7 +248,11 @@ class _Handlers:
         if problems:
             return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
         if skill is not None:
-            return _checked(tool, await self._in_turn(ctx, lambda cancel: self._run_skill(skill, arguments, cancel)))
+            try:  # outside what the skill was verified on: an error result naming each reason, before it waits its turn
+                bound = await anyio.to_thread.run_sync(checked_params, skill, arguments)
+            except ParameterError as exc:
+                return _result(str(exc), error=True)
+            return _checked(tool, await self._in_turn(ctx, lambda cancel: self._run_skill(skill, bound, cancel)))
         if params.name == "solve":
             reply = await self._in_turn(ctx, lambda cancel: self._solve(arguments))
             await self.tools_changed()  # it may have learned a skill
@@ -303,8 +309,8 @@ class _Handlers:
             await ticket.turn(queued)
             return await _run_cancellable(ctx, work)
 
-    def _run_skill(self, skill: Skill, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
-        bound = validate_params(skill.parameters, arguments)
+    def _run_skill(self, skill: Skill, bound: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
+        """Run the skill with its checked parameters (``checked_params``), in the sandbox."""
         execution = run_skill(skill, bound, self.settings, cancel)
         if not execution.cancelled:  # a cancelled run says nothing of the skill
             self.store.record_use(skill, execution.ok)
