@@ -34,7 +34,7 @@ from flows.session import Conversation, is_feedback
 from skills.answer_spec import read_answer_spec
 from skills.documents import StageRecord
 from skills.store import SkillStore, open_store
-from tasks.bind import SkillChoice, choose_skill, run_bound_skill
+from tasks.bind import choose_recalled, run_bound_skill
 from tasks.debug_strategies import check_strategies
 from tasks.models import (
     FinalAnswer,
@@ -69,8 +69,8 @@ def _stages(t: SolveTrajectory) -> list[StageRecord]:
         rows.append(StageRecord(name="recall", wall_s=round(t.recall.wall_s, 4), ok=True))
     if t.skill_run is not None:
         rows.append(_record(t.skill_run))
-    elif t.skill_declined:
-        reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined)
+    elif any(d.tried for d in t.skill_declined):
+        reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined if d.tried)
         rows.append(StageRecord(name="skill", wall_s=0.0, ok=False, detail=f"declined: {reasons}"[:500]))
     if t.simple is not None:
         rows.append(_record(t.simple))
@@ -151,7 +151,7 @@ def _last_code(t: SolveTrajectory) -> str | None:
 
 def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
     """Answer through the best route, filling ``t``; returns the path taken."""
-    choice = choose_skill(request, found.usable_skills(settings)) if found else SkillChoice()
+    choice = choose_recalled(request, found, settings)
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
         t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)

@@ -23,7 +23,7 @@ from deployments.settings import Settings, get_settings
 from flows.learn import learn_task
 from skills.answer_spec import read_answer_spec
 from skills.store import SkillStore, open_store
-from tasks.bind import choose_skill, run_bound_skill
+from tasks.bind import choose_recalled, run_bound_skill
 from tasks.models import SolveRequest
 from tasks.recall import recall
 from tasks.stage import run_stage
@@ -35,7 +35,7 @@ def ask_skills(query: str, store: SkillStore, settings: Settings, llm: LLMClient
     """The skill path alone: recall, choose a skill that binds the question, run it; no code is written."""
     request = SolveRequest(query=query, spec=read_answer_spec(query))
     found = recall(query, store, settings)
-    choice = choose_skill(request, found.usable_skills(settings))
+    choice = choose_recalled(request, found, settings)
     reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
     if choice.match is None or choice.binding is None:
         return SkillAnswer(reason="; ".join(reasons) or "no skill recalled")

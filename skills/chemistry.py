@@ -17,11 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from pymatgen.core import Composition, Element
 
 __all__ = [
-    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "canonical_smiles",
+    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_neighbours",
 ]  # fmt: skip
 
@@ -82,13 +83,19 @@ def _rdkit():  # noqa: ANN202 - rdkit's Chem module, loaded on first use (it is 
     return Chem
 
 
-@cache
-def canonical_smiles(text: str) -> str | None:
-    """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
+def molecule(text: str) -> Any:
+    """RDKit's molecule of a SMILES, or None when it is not one RDKit can parse (or has no atom)."""
     if not text or any(c.isspace() for c in text):
         return None
     mol = _rdkit().MolFromSmiles(text)
-    return _rdkit().MolToSmiles(mol) if mol is not None and mol.GetNumAtoms() else None
+    return mol if mol is not None and mol.GetNumAtoms() else None
+
+
+@cache
+def canonical_smiles(text: str) -> str | None:
+    """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
+    mol = molecule(text)
+    return _rdkit().MolToSmiles(mol) if mol is not None else None
 
 
 @cache

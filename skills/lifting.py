@@ -127,8 +127,8 @@ def _sites(tree: ast.Module) -> list[Site]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Expr) or isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
             continue  # docstrings and f-strings
-        if isinstance(parent, ast.Subscript) and parent.slice is node:
-            continue  # an index, not a value
+        if isinstance(parent, ast.Subscript) and parent.slice is node and not isinstance(value, str):
+            continue  # an index, not a value (a key such as the "Mn" of guesses["Mn"] may be a stated value)
         site = Site(node=node, value=value)
         if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             site.assigned = parent.targets[0].id

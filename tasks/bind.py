@@ -27,10 +27,10 @@ from skills.documents import Skill
 from skills.params import ParameterError, params_model, validate_params
 from skills.run_errors import explain_run_error
 from skills.runner import run_skill
-from tasks.models import SkillDecline, SkillMatch, SkillRun, SolveRequest
+from tasks.models import Recall, SkillDecline, SkillMatch, SkillRun, SolveRequest
 from tasks.stage import Stopwatch, retry_on_transient, settled
 
-__all__ = ["SkillChoice", "choose_skill", "run_bound_skill"]
+__all__ = ["SkillChoice", "choose_skill", "choose_recalled", "run_bound_skill"]
 
 
 class SkillChoice(BaseModel):
@@ -54,6 +54,15 @@ def choose_skill(request: SolveRequest, matches: list[SkillMatch]) -> SkillChoic
             continue
         choice.match, choice.binding = match, binding
         break
+    return choice
+
+
+def choose_recalled(request: SolveRequest, found: Recall | None, settings: Settings) -> SkillChoice:
+    """``choose_skill`` over the recalled skills close enough to try; the declined ones include those not tried, and why."""
+    if found is None:
+        return SkillChoice()
+    choice = choose_skill(request, found.usable_skills(settings))
+    choice.declined = sorted([*found.untried(settings), *choice.declined], key=lambda d: -d.similarity)
     return choice
 
 

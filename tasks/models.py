@@ -243,6 +243,17 @@ class Recall(BaseModel):
                 usable.append(match)
         return usable
 
+    def untried(self, settings: Settings) -> list[SkillDecline]:
+        """The skills close enough to try but for having no parameters, best first, each with why it is not tried."""
+        usable = {id(m) for m in self.usable_skills(settings)}
+        close = [m for m in self.skills if id(m) not in usable and m.similarity >= settings.skill_match_threshold]
+        why = "not tried: the skill has no parameters, so it answers only a question almost the same as its own"
+        needed = f"similarity {settings.skill_exact_threshold:.2f} or more"
+        return [
+            SkillDecline(skill_id=m.skill.id, similarity=m.similarity, tried=False, reason=f"{why} ({needed}; this one is {m.similarity:.2f})")
+            for m in close
+        ]
+
     def context(self) -> str:
         """Recalled memories and preferences as prompt text (empty when there are none); a memory is quoted data."""
         parts = []
@@ -260,6 +271,7 @@ class SkillDecline(BaseModel):
     skill_id: str
     similarity: float
     reason: str
+    tried: bool = Field(default=True, description="Whether binding was tried; False: not even tried (the reason says why).")
 
 
 class SkillRun(StageOutcome):

@@ -90,6 +90,16 @@ def test_two_candidate_compounds_in_one_question_decline(settings, scripted):
     assert any("MgO" in d and "KCl" in d for d in result.declined), result.declined
 
 
+def test_a_parameterless_skill_too_unlike_the_question_to_be_tried_says_why(settings, scripted):
+    literal_n2(settings)
+    scripted([{"stage": "research", "content": {"code": O2_CODE}}])
+    result = solve("What is the atomization energy of O2 with ASE's EMT calculator? Return a float in eV rounded to 4 decimal places.")
+    assert result.success and result.answer == O2_ANSWER and result.path == "deep"
+    assert len(result.declined) == 1 and result.declined[0].startswith("n2_literal-v1 (0."), result.declined
+    assert "not tried: the skill has no parameters" in result.declined[0]
+    assert "skill" not in [s.name for s in result.stages]  # no skill stage ran
+
+
 def test_a_skill_below_the_threshold_is_not_tried(settings, scripted, monkeypatch):
     learned(settings, N2_CODE, N2_QUERY, N2_ANSWER, "atomization")
     monkeypatch.setenv("EVOSKILL_SKILL_MATCH_THRESHOLD", "0.99")
