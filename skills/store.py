@@ -339,6 +339,18 @@ class SkillStore:
             stats = SkillStats(uses=current.stats.uses + uses, successes=current.stats.successes + successes)
             self.put(current.model_copy(update={"stats": stats}), reindex=False)
 
+    def add_wording(self, skill: Skill, query: str, asker: str) -> Skill | None:
+        """Add ``query`` (asked by ``asker``) to the skill's verified questions, read afresh under the lock; the stored
+        skill, or None when it is gone. Its words then count as the skill's when binding (``skills/binding.py``)."""
+        with self.write_lock():
+            current = self.get(Skill, skill.id)
+            if current is None:
+                return None
+            grown = current.model_copy(update={"provenance": current.provenance.with_wording(query, asker)})
+            if grown.provenance is not current.provenance:
+                self.put(grown)  # reindexed: recall hands out the stored document, its new wording included
+            return grown
+
     # --- retrieval ------------------------------------------------------------------------
 
     def _index(self, kind: str) -> tuple[list[BaseModel], TextIndex]:
