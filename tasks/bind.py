@@ -2,7 +2,10 @@
 
 Binding is the question's words (``skills/binding.py``), precision first: a skill that is not
 sure declines with its reason, and the next recalled skill is tried. The model's reading of the
-question is a second opinion that can only make a skill decline, never bind a value.
+question is a second opinion that can only make a skill decline, never bind a value. A skill that
+declines only for words (the question would bind were it one of its verified questions, inside what
+it was verified on) is a near miss: its decline carries the values, to offer it (``tasks/suggest.py``)
+and to grow it by evidence (``tasks/grow.py``).
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec, coerce_answer, format_answer
 from skills.binding import Binding, BindingDeclined, bind, ran_with, second_opinion
 from skills.disclosure import shared_view
-from skills.documents import Skill
+from skills.documents import BoundValue, Skill
+from skills.domain import checked_params
 from skills.params import ParameterError, params_model, validate_params
 from skills.run_errors import explain_run_error
 from skills.runner import run_skill
 from tasks.models import Recall, SkillDecline, SkillMatch, SkillRun, SolveRequest
 from tasks.stage import Stopwatch, retry_on_transient, settled
 
-__all__ = ["SkillChoice", "choose_skill", "choose_recalled", "run_bound_skill"]
+__all__ = ["SkillChoice", "choose_skill", "choose_recalled", "near_miss", "run_bound_skill"]
 
 
 class SkillChoice(BaseModel):
@@ -41,6 +45,18 @@ class SkillChoice(BaseModel):
     declined: list[SkillDecline] = []
 
 
+def near_miss(skill: Skill, query: str) -> list[BoundValue] | None:
+    """Every parameter bound from ``query``'s values had it been one of the skill's verified questions, inside what the
+    skill was verified on (``checked_params``); None when more than words stand in the way."""
+    taught = skill.model_copy(update={"provenance": skill.provenance.with_wording(query, "")})
+    try:
+        binding = bind(taught, query)
+        params = checked_params(skill, binding.params)
+    except (BindingDeclined, ParameterError):
+        return None
+    return ran_with(binding.bound, params)
+
+
 def choose_skill(request: SolveRequest, matches: list[SkillMatch]) -> SkillChoice:
     """The first of ``matches`` (best first) whose parameters the question binds without doubt (no LLM)."""
     choice = SkillChoice()
@@ -49,8 +65,9 @@ def choose_skill(request: SolveRequest, matches: list[SkillMatch]) -> SkillChoic
             binding = bind(match.skill, request.query)
             validate_params(match.skill.parameters, binding.params)
         except (BindingDeclined, ParameterError) as exc:
-            choice.declined.append(SkillDecline(skill_id=match.skill.id, similarity=match.similarity, reason=str(exc)))
-            report("skill", "progress", f"{match.skill.id} declined: {exc}")
+            near = near_miss(match.skill, request.query) if isinstance(exc, BindingDeclined) else None
+            choice.declined.append(SkillDecline(skill_id=match.skill.id, similarity=match.similarity, reason=str(exc), near=near))
+            report("skill", "progress", f"{match.skill.id} declined: {exc}" + (" (a near miss: only words stood in the way)" if near else ""))
             continue
         choice.match, choice.binding = match, binding
         break

@@ -62,3 +62,19 @@ def learn_n2_by_position() -> Skill:
     skill = open_store(settings).get_skill(learned.skill_id)
     assert skill.parameters["properties"]["formula"].get("derives") == "elements"
     return skill
+
+
+_LEARNED: dict[str, Skill] = {}
+
+
+def starter_skill(task: str) -> Skill:
+    """The starter library's ``task`` as a skill in the settings' store: learned (``learn_starter``) the first time in a
+    test run, and the same document stored again for later tests, which need it but not its learning."""
+    from deployments.settings import get_settings
+    from skills.store import open_store
+
+    if task not in _LEARNED:
+        [_LEARNED[task]] = learn_starter(task)
+    else:
+        open_store(get_settings()).put(_LEARNED[task])
+    return _LEARNED[task]
