@@ -166,3 +166,32 @@ def test_a_skill_tool_refuses_arguments_outside_what_it_was_verified_on(workspac
     anyio.run(session)
     store = open_store(get_settings())
     assert (store.get_skill(rocksalt.id).stats.uses, store.get_skill(by_position.id).stats.uses) == (1, 0)  # refusals ran nothing
+
+
+def test_solve_offers_a_near_miss_as_a_structured_suggestion_and_runs_it_when_accepted(scripted, workspace):
+    from flows.interfaces.mcp.server import build_server
+    from tests.starter import emt_atomization, starter_skill
+
+    atomization = starter_skill("ase_emt_atomization_n2")
+    question = "What is the total binding energy of a CO molecule with ASE's EMT calculator? Return a float rounded to 4 decimal places."
+    scripted([])  # no model: the code path cannot answer, and the suggestion still comes back
+
+    async def session() -> None:
+        async with Client(build_server(get_settings())) as client:
+            solve_tool = next(t for t in (await client.list_tools()).tools if t.name == "solve")
+            offered = await client.call_tool("solve", {"query": question})
+            Draft202012Validator(solve_tool.output_schema).validate(offered.structured_content)
+            suggestion = offered.structured_content["result"]["suggestion"]
+            assert offered.is_error and suggestion["skill_id"] == atomization.id and suggestion["params"] == {"formula": "CO"}
+            assert not suggestion["accepted"] and suggestion["verified_on"] == atomization.provenance.query
+            assert "accept_suggestion: true" in offered.content[-1].text and f"This looks like {atomization.id}" in offered.content[-1].text
+
+            accepted = await client.call_tool("solve", {"query": question, "accept_suggestion": True})
+            Draft202012Validator(solve_tool.output_schema).validate(accepted.structured_content)
+            result = accepted.structured_content["result"]
+            assert not accepted.is_error and result["path"] == "skill" and result["skill_id"] == atomization.id
+            assert result["answer"] == emt_atomization("CO") and result["suggestion"]["accepted"]
+            assert accepted.structured_content["parameters"] == {"formula": "CO"}
+
+    anyio.run(session)
+    assert question in open_store(get_settings()).get_skill(atomization.id).provenance.queries
