@@ -48,7 +48,9 @@ def _grow(request: SolveRequest, decline: SkillDecline, accepted: JsonValue, sto
 
 
 @task(name="grow-skills", task_run_name="grow-skills", cache_policy=NONE)
-def grow_near_misses(request: SolveRequest, declined: list[SkillDecline], accepted: JsonValue, store: SkillStore, settings: Settings) -> list[Growth]:
+def grow_near_misses(
+    request: SolveRequest, declined: list[SkillDecline], accepted: JsonValue, store: SkillStore, settings: Settings
+) -> list[Growth]:
     """Each near miss of ``declined`` run with the question's values; those agreeing with ``accepted`` learn its wording."""
     grown = []
     for decline in (d for d in declined if d.near is not None):

@@ -111,7 +111,9 @@ def test_a_question_a_skill_grew_by_is_its_askers_alone():
                   provenance=Provenance(query="How many atoms has N2?", user="alice"))  # fmt: skip
     grown = skill.model_copy(update={"provenance": skill.provenance.with_wording("Bob's secret count of CO atoms?", "bob")})
     assert grown.provenance.with_wording("Bob's secret count of CO atoms?", "carol") is grown.provenance  # once, by its first asker
-    assert grown.provenance.queries == ["Bob's secret count of CO atoms?"] and grown.provenance.asked_by == {"Bob's secret count of CO atoms?": "bob"}
+    assert grown.provenance.queries == ["Bob's secret count of CO atoms?"] and grown.provenance.asked_by == {
+        "Bob's secret count of CO atoms?": "bob"
+    }
     assert "Bob's secret" not in shared_view(grown, "alice").model_dump_json()  # its teacher sees her own words, not bob's
     assert shared_view(grown, "alice").provenance.query == "How many atoms has N2?"
     assert "Bob's secret" not in shared_view(grown, "carol").model_dump_json()

@@ -23,7 +23,6 @@ from tasks.models import SolveResult
 __all__ = ["SolveJob", "SolveJobs", "Solver"]
 
 
-
 class Solver(Protocol):
     """``(query, session_id, user, accept_suggestion) -> SolveResult``: runs one solve flow (``accept_suggestion``: through
     the skill a turn suggested, which the user accepted)."""
@@ -90,7 +89,9 @@ class SolveJobs:
             if (current := self._jobs.get(session.id)) is not None and not current.done:
                 raise RuntimeError("this session is still answering its last question")
             ticket = self._admission.enter(session.user)
-            job = self._jobs[session.id] = SolveJob(session.id, query, position=ticket.position or None, accept_suggestion=accept_suggestion)
+            job = self._jobs[session.id] = SolveJob(
+                session.id, query, position=ticket.position or None, accept_suggestion=accept_suggestion
+            )
         conversation.update(pending=query, status="open")
         thread = threading.Thread(target=self._context.copy().run, args=(self._run, job, session.user, ticket), daemon=True,
                                   name=f"evoskill-web-solve-{session.id}")  # fmt: skip
