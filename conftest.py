@@ -67,6 +67,17 @@ def safe_path_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONSAFEPATH", "")
 
 
+@pytest.fixture(autouse=True)
+def user_umask_restored() -> Iterator[None]:
+    """evoskill makes its process's umask private (077, ``deployments/workspace.py``) for good: each test starts with a
+    user's usual 022, so what it writes before evoskill starts is readable by a run's own user, as a user's files are."""
+    import os
+
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
 @pytest.fixture(scope="session")
 def package_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package-knowledge cache shared by the session's tests (parsing pymatgen once is enough)."""

@@ -409,8 +409,7 @@ def _execute(
     workdir = (run_root / f"{name}-{uuid.uuid4().hex[:8]}").resolve()
     (workdir / "tmp").mkdir(parents=True)
     main = workdir / "main.py"
-    main.write_text(code)
-    main.chmod(0o644)  # read by the run's own user
+    main.write_text(code)  # its owner's only, as the workspace is: the launcher reads it before it becomes the run's user
     isolation = ISOLATIONS[kind]
     started_at = time.perf_counter()
     deadline = time.monotonic() + limits.wall_s + (_GRACE_S if isolation.contained else 0)

@@ -364,12 +364,12 @@ def hand_over(ids: list[int] | None) -> None:
             os.chown(path, *ids)
 
 
-def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | None = None) -> None:
+def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | None = None, source: str | None = None) -> None:
     """In the child: apply the limits and run main.py as __main__ (a traceback without launcher frames).
 
     ``forked``: a fork of the warm executor, which ends as the interpreter would (threads joined, atexit handlers
     run, main.py's objects released, buffers flushed) without tearing down the modules it did not import itself,
-    and says so on ``report_fd``.
+    and says so on ``report_fd``. ``source``: main.py as read before the launcher became the run's user.
     """
     for name, value in rlimits.items():
         try:
@@ -379,7 +379,8 @@ def start_main(rlimits: dict[str, int], forked: bool = False, report_fd: int | N
     deny_keyrings()
     sys.argv = ["main.py"]
     sys.path.insert(0, os.getcwd())
-    source = open("main.py").read()
+    if source is None:
+        source = open("main.py").read()
     namespace = {"__name__": "__main__", "__file__": "main.py"}
     code = 0
     try:
@@ -616,6 +617,8 @@ def main(cfg: dict[str, Any]) -> NoReturn:
         set_capabilities(KEPT_CAPABILITIES)
     os.chdir(cfg["cwd"])
     os.makedirs("tmp", exist_ok=True)
+    with open("main.py") as fh:  # evoskill wrote it for its own user only: read before becoming the run's
+        source = fh.read()
     ids = pick_ids(cfg.get("ids"))
     control = cfg.get("control_fd")
     if contained:
@@ -631,7 +634,7 @@ def main(cfg: dict[str, Any]) -> NoReturn:
         else:
             hand_over(ids)
             become(ids)
-        start_main(cfg["rlimits"])
+        start_main(cfg["rlimits"], source=source)
         raise SystemExit(0)  # the interpreter's own exit: buffers flushed, atexit handlers run
     status, timed_out, cpu_s = wait(pid, cfg.get("wall_s"))
     if status is None:

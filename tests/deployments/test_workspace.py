@@ -67,8 +67,12 @@ def test_the_web_apps_files_and_turns_are_the_owners_only(open_umask, workspace,
 
 
 @pytest.fixture
-def stand_in_prefect(tmp_path):
-    """``python -m prefect server start --port N`` that only sleeps, with a given umask: what ``_stop_stale`` sees."""
+def stand_in_prefect(tmp_path, monkeypatch):
+    """``python -P -m prefect server start --port N`` that only sleeps, with a given umask: what ``_stop_stale`` sees
+    (``-P`` stands for the isolation flags evoskill starts its server with, so that the stand-in's own folder is found)."""
+    from deployments import prefect_server
+
+    monkeypatch.setattr(prefect_server, "isolation_flags", lambda: ["-P"])
     package = tmp_path / "stand-in" / "prefect"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -77,7 +81,7 @@ def stand_in_prefect(tmp_path):
 
     def start(port: int, umask: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            [sys.executable, "-P", "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
             env={**os.environ, **env, "PYTHONPATH": str(package.parent)}, preexec_fn=lambda: os.umask(umask),
         )  # fmt: skip
         running.append(proc)

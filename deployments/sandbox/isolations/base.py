@@ -35,11 +35,14 @@ def etc_files(home: Path) -> dict[str, str]:
 
 
 def data_fd(text: str) -> int:
-    """A descriptor a program reads ``text`` from (a pipe, already closed for writing)."""
-    read, write = os.pipe()
-    os.write(write, text.encode())
-    os.close(write)
-    return read
+    """A descriptor a program reads ``text`` from, at its start (a memory file: no size a pipe's buffer would block on)."""
+    fd = os.memfd_create("evoskill-data", os.MFD_CLOEXEC)
+    data = text.encode()
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 @dataclass

@@ -43,8 +43,9 @@ def _folders(folders: list[str]) -> list[str]:
     return [arg for folder in folders for arg in ("--perms", "0755", "--dir", folder)]
 
 
-def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], warm: bool = False) -> list[str]:
-    """bubblewrap's arguments for ``view``; ``warm``: for the warm executor (each run mounts its own folder at ``view.work``).
+def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], warm: bool = False, main_fd: int | None = None) -> list[str]:
+    """bubblewrap's arguments for ``view``; ``warm``: for the warm executor (each run mounts its own folder at ``view.work``);
+    ``main_fd``: a cold run's main.py, copied into its folder (the run folder's own is its owner's only).
 
     As root it keeps the host's user ids (no user namespace), so a run can be given an unprivileged id of its own; otherwise
     its capabilities live in a user namespace of its own.
@@ -72,7 +73,7 @@ def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], w
         args += ["--perms", "0644", "--file", str(fd), f"/etc/{name}"]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc"]
     args += _folders([folder for folder in _parents([work], []) if inside(folder, covered) and folder not in covered])
-    args += ["--perms", "0755", "--dir", work] if warm else [*size, "--tmpfs", work, "--ro-bind", f"{work}/main.py", f"{work}/main.py"]
+    args += ["--perms", "0755", "--dir", work] if warm else [*size, "--tmpfs", work, "--perms", "0644", "--file", str(main_fd), f"{work}/main.py"]
     for path in covered:
         args += ["--remount-ro", path]
     return [*args, "--remount-ro", "/", "--chdir", "/" if warm else work, "--"]
@@ -89,7 +90,8 @@ class Bwrap(Isolation):
     def cold(self, view: SandboxView | None, limits: SandboxLimits, workdir: Path) -> Containment:
         assert view is not None  # contained: a run always has a view
         etc_fds = {name: data_fd(text) for name, text in etc_files(workdir).items()}
-        return Containment(command(view, limits, etc_fds), pass_fds=list(etc_fds.values()))
+        main_fd = data_fd((workdir / "main.py").read_text())
+        return Containment(command(view, limits, etc_fds, main_fd=main_fd), pass_fds=[*etc_fds.values(), main_fd])
 
     def warm(self, view: SandboxView, limits: SandboxLimits) -> Containment:
         etc_fds = {name: data_fd(text) for name, text in etc_files(WARM_WORK).items()}

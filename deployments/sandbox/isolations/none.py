@@ -1,6 +1,7 @@
 """No namespaces: limits only. Generated code sees and writes what its user can, shares the host's processes and network,
 and writes its folder in place (SECURITY.md). Where evoskill runs as root the run still gets an unprivileged user of its
-own, so this isolation works there only where every user may read the Python environment."""
+own, which cannot enter the workspace (its owner's only, ``deployments/workspace.py``): as root this isolation does
+not run."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class NoIsolation(Isolation):
             if closed is not None:
                 return (f"as root it runs generated code as an unprivileged user of its own, which cannot enter {closed} "
                         "(the Python environment lies there)")  # fmt: skip
-        return None
+        return ("as root it runs generated code as an unprivileged user of its own, which cannot enter the workspace "
+                "(its owner's only) where the run's folder lies")  # fmt: skip
 
     def cold(self, view: SandboxView | None, limits: SandboxLimits, workdir: Path) -> Containment:
         return Containment([])

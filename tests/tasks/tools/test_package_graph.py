@@ -1,5 +1,7 @@
 """The package knowledge graph: parsed from installed sources, cached, bounded; queried."""
 
+import os
+
 import pytest
 
 from deployments.packages import library_roots
@@ -19,7 +21,9 @@ def cache(workspace):
 
 @pytest.fixture
 def site_dir(tmp_path, monkeypatch):
-    """A folder standing for one more site-packages folder: on ``sys.path`` and among the installed packages' roots."""
+    """A folder standing for one more site-packages folder: on ``sys.path`` and among the installed packages' roots;
+    what the test writes there is readable by every user, as pip installs it (the umask is put back after the test)."""
+    os.umask(0o022)
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))

@@ -66,6 +66,8 @@ def test_an_input_is_readable_by_the_questions_code_when_granted(scripted, capsy
     data = tmp_path / "data" / "lattice.txt"
     data.parent.mkdir()
     data.write_text("3.61")
+    for path in (tmp_path, data.parent, data):  # open to other users, as a run's own user must read it where evoskill runs as root
+        path.chmod(0o755 if path.is_dir() else 0o644)
     code = f"import json\nprint(json.dumps(float(open({str(data)!r}).read())))\n"
     question = f"Read the lattice constant in {data} and return it as a float."
     scripted([{"stage": "triage", "content": {"conflict": ""}}, {"stage": "research", "content": {"code": code}}])
