@@ -154,7 +154,7 @@ def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: S
     choice = choose_recalled(request, found, settings)
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
-        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
+        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
         store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
