@@ -50,7 +50,7 @@ from skills.substances import (
     restates,
     value_of,
 )  # fmt: skip
-from skills.terms import asked_quantity, explaining_forms, explains, is_phrase, is_technical
+from skills.terms import asked_quantity, explaining_forms, explains, is_everyday, is_phrase, is_technical
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
@@ -96,18 +96,26 @@ def _unexplained(skill: Skill, query: str, asked: list[Mention]) -> list[str]:
     "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
     vocabulary = _vocabulary(skill)
     found = []
-    for word, before in question_words(query, asked):
-        if explains(vocabulary, word) or (before in ("no", "without", "not", "non") and explains(vocabulary, "un" + word)):
+    for word, before, negated in question_words(query, asked):
+        if negated and explains(vocabulary, "un" + word):
+            continue  # "no relaxation" is what an unrelaxed skill computes
+        if negated and not is_everyday(word) and explains(vocabulary, word):
+            found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
+        elif explains(vocabulary, word):
             continue
-        if is_technical(word):
+        elif is_technical(word):
             found.append(word)
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
             found += [w for w in (before, word) if not explains(vocabulary, w)]
     quantity = asked_quantity(query)
     head = quantity[-1] if quantity else ""  # what is asked for, however ordinary: "the molar *volume*", "the mass *percent*"
-    if len(head) > 2 and head not in GENERIC_WORDS and not explains(vocabulary, head):
+    if len(head) > 2 and head not in GENERIC_WORDS and head not in _PRONOUNS and not explains(vocabulary, head):
         found.append(head)
     return list(dict.fromkeys(found))
+
+
+# What a question may ask "for" without naming a quantity ("count them", "give me that").
+_PRONOUNS = frozenset("them it this that these those they one ones all both each either".split())
 
 
 def _code_names(code: str) -> set[str]:

@@ -302,17 +302,26 @@ def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
     return set(kept) - _GENERIC - {stem(w) for w in _PARAPHRASE}
 
 
-def question_words(text: str, mentions: list[Mention] | None = None) -> list[tuple[str, str]]:
-    """The question's own words as written (lowercase), each with the word just before it ("" after punctuation), less its
-    values, format, units and generic words: what a skill must explain (``skills/terms.py``: ordinary words or technical)."""
+_NEGATIONS = frozenset("no not without non never nor except excluding".split())
+_NEGATING_PAIRS = frozenset({("rather", "than"), ("other", "than"), ("instead", "of")})
+
+
+def question_words(text: str, mentions: list[Mention] | None = None) -> list[tuple[str, str, bool]]:
+    """The question's own words as written (lowercase), less its values, format, units and generic words: what a skill must
+    explain (``skills/terms.py``: ordinary words or technical). Each comes with the word just before it ("" after
+    punctuation) and whether a negation stands within three words before it ("no relaxation", "not the cohesive energy")."""
     found = mentions if mentions is not None else find_mentions(text)
     spans = format_spans(text) + [(m.start, m.end) for m in found] + [(s, e) for s, e, _ in unit_spans(text)]
-    words: list[tuple[str, str]] = []
-    previous, end = "", -1
+    words: list[tuple[str, str, bool]] = []
+    previous, end, negation = "", -1, 0
     for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):
         word = m.group().lower().removesuffix("'s").strip("'")
+        joined = re.fullmatch(r"[\s-]+", text[end : m.start()]) is not None
+        negation = negation - 1 if joined else 0  # a negation reaches three words on, within its clause
         if len(word) > 1 and word not in GENERIC_WORDS and not any(s <= m.start() < e for s, e in spans):
-            words.append((word, previous if re.fullmatch(r"[\s-]+", text[end : m.start()]) else ""))
+            words.append((word, previous if joined else "", negation > 0))
+        if word in _NEGATIONS or word.endswith("n't") or (previous, word) in _NEGATING_PAIRS:
+            negation = 4
         previous, end = word, m.end()
     return words
 

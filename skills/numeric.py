@@ -46,7 +46,8 @@ def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substanc
         return 0  # 300 K is never an fmax in eV/Å, whatever the words around it
     before = query[: mention.start]
     if len(name) <= 2:
-        if re.search(rf"(?<![\w]){re.escape(name)}\s*(?:=|:|is|of)?\s*$", before):
+        joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
+        if re.search(rf"(?<![\w]){re.escape(name)}{joined}$", before):
             return 3
     elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3

@@ -39,7 +39,7 @@ from pathlib import Path
 from skills.mentions import stem
 
 __all__ = [
-    "RARE", "DOMAIN_RARE", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_technical", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms",
+    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms",
     "domain_phrases",
 ]  # fmt: skip
 
@@ -169,6 +169,16 @@ def _lemmas(word: str) -> set[str]:
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             found |= {word[: -len(ending)] + r for r in replacements}
     return found
+
+
+EVERYDAY = 5.0
+"""Zipf frequency from which a word is everyday English ("round", "sure", "energy"): denying it says little."""
+
+
+@cache
+def is_everyday(word: str) -> bool:
+    """Whether ``word`` is among the commonest English words (in any of its inflections)."""
+    return max(_zipf(w) for w in _lemmas(word.lower().removesuffix("'s"))) >= EVERYDAY
 
 
 @cache

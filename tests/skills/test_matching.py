@@ -201,3 +201,32 @@ def test_an_oxidation_state_asked_with_names_binds_the_element_and_the_compound(
     query = "Going by pymatgen's oxidation-state guesses, which oxidation state does manganese take in potassium permanganate? Return an integer."
     assert bind(OXIDATION, query).params == {"element": "Mn", "formula": "KMnO4"}
     assert bind(OXIDATION, "What oxidation state does pymatgen guess for O in KMnO4? Return an integer.").params == {"element": "O", "formula": "KMnO4"}
+
+
+# -- a question that denies what the skill computes declines ---------------------------------------------------------------
+
+ATOMIZATION = library_skill("ase_emt_atomization_n2")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        (COHESIVE, "What plain EMT energy per atom (unit: eV/atom) does ASE give fcc Ni at a = 3.52 Å? I mean E/N, not the cohesive energy.", "'not cohesive'"),
+        (ATOMIZATION, "Atomization energy (unit: eV) of O2 with ASE's EMT calculator, with no relaxation of the molecule first?", "'not relaxation'"),
+        (ATOMIZATION, "Atomization energy (unit: eV) of O2 with ASE's EMT calculator; don't relax the molecule first.", "'not relax'"),
+    ],
+)
+def test_a_question_that_denies_what_the_skill_computes_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_a_denied_word_is_what_an_un_word_of_the_skill_says():
+    vacancy = library_skill("ase_emt_cu_vacancy_formation")
+    query = "Vacancy formation energy (unit: eV) of fcc Ni (a = 3.52 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, no relaxation."
+    assert bind(vacancy, query).params == {"supercell": 3, "element": "Ni", "a": 3.52}  # "no relaxation" is the skill's "unrelaxed"
+
+
+def test_a_pronoun_is_never_what_a_question_asks_for():
+    assert bind(AROMATIC, "Anthracene (c1ccc2cc3ccccc3cc2c1) has aromatic rings; count them with RDKit. Return an integer.").params == {
+        "smiles": "c1ccc2cc3ccccc3cc2c1"
+    }

@@ -130,6 +130,9 @@ def test_number_words_that_count_nothing_stay_words_and_plus_minus_is_a_spread()
     assert (spread.number, spread.unit, spread.plus_minus) == (5.0, "%", True)
 
 
-def test_question_words_leave_out_values_units_and_format_and_keep_the_word_before():
+def test_question_words_leave_out_values_units_and_format_and_keep_the_word_before_and_any_negation():
     words = question_words("Could you work out the density in g/cm^3 of NaCl (unit: g/cm^3), with no relaxation? Return a float.")
-    assert words == [("work", "you"), ("out", "work"), ("density", "the"), ("no", "with"), ("relaxation", "no")]
+    assert words == [("work", "you", False), ("out", "work", False), ("density", "the", False), ("no", "with", False), ("relaxation", "no", True)]
+    negated = [w for w, _, n in question_words("its energy per atom, not the cohesive energy; then it doesn't relax. Is it stable?") if n]
+    assert negated == ["cohesive", "energy", "relax"]  # a negation reaches a few words on, within its clause
+    assert [w for w, _, n in question_words("the other energies stay; rather than the total energy") if n] == ["total", "energy"]
