@@ -161,7 +161,7 @@ def _route(
     choice = choose_recalled(request, found, settings)
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
-        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
+        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
         store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
@@ -169,7 +169,7 @@ def _route(
     else:
         offer = t.result.suggestion = suggestion(choice.declined, found, request.user)
         if offer is not None and accept_suggestion and found is not None:
-            t.skill_run = answer_by_suggestion(request, offer, found, llm, store, settings)
+            t.skill_run = answer_by_suggestion(request, offer, found, store, settings)
             if t.skill_run.success:
                 return "skill"
             report("solve", "progress", f"the suggested {offer.skill_id} did not answer ({t.skill_run.error}); solving with code")

@@ -23,12 +23,12 @@ from pymatgen.core import Composition, Element
 
 __all__ = [
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "molecule", "canonical_smiles",
-    "resolve_name", "element_neighbours",
+    "resolve_name", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*)+")
-# Capitalised English words that are also element symbols: read as words, not as elements.
-_WORDS_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
+WORD_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
+"""Capitalised English words that are also element symbols: read as words unless written mid-sentence ("Ga and As")."""
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,12 @@ class NamedChemical:
 
 
 def is_element(text: str) -> bool:
-    return text not in _WORDS_LIKE_SYMBOLS and Element.is_valid_symbol(text)
+    return text not in WORD_LIKE_SYMBOLS and Element.is_valid_symbol(text)
 
 
 def is_formula(text: str) -> bool:
     """A written formula such as ``N2``, ``NaCl``, ``CsPbI3`` or ``Cu`` (not ``FCC``, ``CIF`` or ``In``)."""
-    if not _FORMULA.fullmatch(text) or text in _WORDS_LIKE_SYMBOLS:
+    if not _FORMULA.fullmatch(text) or text in WORD_LIKE_SYMBOLS:
         return False
     if len(text) >= 3 and text.isupper() and not any(c.isdigit() for c in text):
         return False  # acronyms: FCC, BCC, HCP, CIF, SCF, VASP
@@ -96,6 +96,27 @@ def canonical_smiles(text: str) -> str | None:
     """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
     mol = molecule(text)
     return _rdkit().MolToSmiles(mol) if mol is not None else None
+
+
+@cache
+def flat_smiles(text: str) -> str | None:
+    """RDKit's canonical SMILES of ``text`` without stereochemistry: the molecule's connectivity, to compare."""
+    mol = molecule(text)
+    if mol is None:
+        return None
+    _rdkit().RemoveStereochemistry(mol)
+    return str(_rdkit().MolToSmiles(mol))
+
+
+@cache
+def smiles_formula(text: str) -> str | None:
+    """The molecular formula of a SMILES (``CCO`` → ``C2H6O``), or None when RDKit cannot read it."""
+    mol = molecule(text)
+    if mol is None:
+        return None
+    from rdkit.Chem.rdMolDescriptors import CalcMolFormula
+
+    return formula_text(re.sub(r"[+-]\d*$", "", CalcMolFormula(mol)))
 
 
 @cache

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.documents import Skill
 from skills.params import ParameterError, params_text, validate_params
 
@@ -89,7 +89,7 @@ def _stoichiometry(formula: str) -> list[float]:
 def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
     """Why ``value`` is outside what parameter ``name`` was verified for (kind, make-up, bounds, whole number), or None."""
     kind = parameter_kind(prop)
-    if kind == "element" and not is_element(str(value)):
+    if kind == "element" and not is_element(str(value)) and str(value) not in WORD_LIKE_SYMBOLS:
         return f"{value!r} is not an element symbol, and {name} takes one"
     if kind == "formula":
         if not is_formula(str(value)):

@@ -238,7 +238,9 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "run" for n in tree.body):
         raise LiftError("the script already defines run()")
     question = questions[0] if questions else ""
-    mentions = find_mentions(question)
+    found = find_mentions(question)
+    # An element named as a part ("the Si-Si distance in silicon") is the substance named elsewhere, not a second statement of it.
+    mentions = [m for m in found if not (m.part and any(o.element == m.element and not o.part for o in found))]
     sites = _sites(tree)
     aliases = _aliases(tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)

@@ -55,6 +55,7 @@ from skills.documents import (
     SkillBatch,
     SkillStats,
 )
+from skills.mentions import chemical_words
 from skills.retrieval import TextIndex, load_embedder
 
 __all__ = ["StoreError", "StoreDocumentError", "SkillStore", "ThreadSafeMontyStore", "open_store", "open_cache", "COLLECTIONS"]
@@ -371,8 +372,11 @@ class SkillStore:
         self._indexes.clear()
 
     def search_skills(self, query: str, k: int = 3, threshold: float = 0.0) -> list[tuple[Skill, float]]:
+        """The skills most similar to ``query``; a substance it names counts as its formula too ("potassium permanganate" meets a
+        skill verified on KMnO4)."""
         documents, index = self._index("skills")
-        return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]  # the skills index holds Skills
+        hits = index.search(f"{query} {chemical_words(query)}", k=k, threshold=threshold)
+        return [(documents[h.position], h.similarity) for h in hits]  # type: ignore[misc]  # the skills index holds Skills
 
     def search_memories(
         self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None, user: str | None = None

@@ -242,7 +242,7 @@ class Recall(BaseModel):
     wall_s: float = 0.0
 
     def usable_skills(self, settings: Settings) -> list[SkillMatch]:
-        """The skills close enough to try, best first; one without parameters must match almost exactly."""
+        """The skills close enough to try, best first; one without parameters must match more closely."""
         usable = []
         for match in self.skills:
             has_params = bool(match.skill.parameters.get("properties"))

@@ -2,8 +2,7 @@
 it was not verified on, becomes a ``Suggestion`` the asker may accept.
 
 Unaccepted, the question goes on to code as before and the suggestion comes back beside the answer. Accepted, the skill
-answers through the skill path (``run_bound_skill``: its values checked against what it was verified on, the model's
-reading a second opinion) and, when it answers, the question joins its verified questions: the wording binds next time.
+answers through the skill path (``run_bound_skill``: its values checked against what it was verified on) and, when it answers, the question joins its verified questions: the wording binds next time.
 
 >>> from skills.documents import BoundValue
 >>> Suggestion(skill_id="ase_emt_atomization-v1", params={"formula": "CO"}, bound=[BoundValue(name="formula", value="CO", words="CO")],
@@ -13,7 +12,6 @@ reading a second opinion) and, when it answers, the question joins its verified 
 
 from __future__ import annotations
 
-from deployments.llm.client import LLMClient
 from deployments.progress import report
 from deployments.settings import Settings
 from skills.binding import Binding
@@ -54,12 +52,12 @@ def suggestion(declined: list[SkillDecline], found: Recall | None, user: str) ->
 
 
 def answer_by_suggestion(
-    request: SolveRequest, offer: Suggestion, found: Recall, llm: LLMClient | None, store: SkillStore, settings: Settings
+    request: SolveRequest, offer: Suggestion, found: Recall, store: SkillStore, settings: Settings
 ) -> SkillRun:
     """Answer through the suggested skill (the skill path); when it answers, it learns the question's wording."""
     skill = next(m.skill for m in found.skills if m.skill.id == offer.skill_id)
     binding = Binding(params=dict(offer.params), bound=list(offer.bound))
-    run = run_stage(run_bound_skill, request, skill, binding, llm, settings)
+    run = run_stage(run_bound_skill, request, skill, binding, settings)
     store.record_use(skill, run.success)
     if run.success:
         store.add_wording(skill, request.query, request.user)

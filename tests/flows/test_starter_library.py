@@ -86,7 +86,7 @@ def test_the_setting_turns_it_off(workspace, monkeypatch):
 def test_the_first_question_in_a_new_workspace_is_answered_by_a_starter_skill(workspace, monkeypatch, scripted, capsys, tmp_path):
     _monty(monkeypatch)
     _some_of_the_library(monkeypatch, tmp_path)
-    scripted([{"stage": "bind", "content": {"formula": "O2"}}])
+    scripted([])
     assert main(["solve", O2, "--json"]) == 0
     out, err = capsys.readouterr()
     summary = json.loads(out)
@@ -124,11 +124,11 @@ def test_the_aromatic_ring_and_oxidation_state_skills_learn_their_substance_and_
         assert run_skill(skill, skill.test_case.params, settings).answer == skill.test_case.expected
 
     for name, smiles in [("benzene", "c1ccccc1"), ("anthracene", "c1ccc2cc3ccccc3cc2c1"), ("cyclohexane", "C1CCCCC1")]:
-        reply = ask_skills(f"How many aromatic rings does {name} (SMILES {smiles}) have according to RDKit? Return an integer.", store, settings, None)
+        reply = ask_skills(f"How many aromatic rings does {name} (SMILES {smiles}) have according to RDKit? Return an integer.", store, settings)
         assert reply.skill_id == rings.id, reply.reason
         assert reply.answer == rdMolDescriptors.CalcNumAromaticRings(Chem.MolFromSmiles(smiles)) and reply.params == {"smiles": smiles}
 
-    reply = ask_skills("What is the oxidation state of chromium in K2Cr2O7, as guessed by pymatgen? Return an integer.", store, settings, None)
+    reply = ask_skills("What is the oxidation state of chromium in K2Cr2O7, as guessed by pymatgen? Return an integer.", store, settings)
     assert reply.skill_id == oxidation.id, reply.reason
     assert reply.params == {"element": "Cr", "formula": "K2Cr2O7"}
     assert reply.answer == round(Composition("K2Cr2O7").oxi_state_guesses()[0]["Cr"]) == 6

@@ -6,7 +6,7 @@ that takes the first of two readings, or ties a number to a parameter by its uni
 
 import pytest
 
-from skills.binding import BindingDeclined, bind, parameter_kind, second_opinion
+from skills.binding import BindingDeclined, bind, parameter_kind
 from skills.documents import Provenance, Skill, TestCase
 from tests.codes import N2_CODE, N2_QUERY
 from tests.skills.test_binding import HCP_CODE, HCP_QUERY, ROCKSALT, ROCKSALT_QUERY, lifted
@@ -261,21 +261,3 @@ def test_parameters_without_a_kind_bind_by_the_kind_of_their_default():
     assert binding.params == {"element": "Ag", "fmax": 0.02, "setting": "PBE"}
     assert [(b.name, b.words) for b in binding.bound] == [("element", "Ag"), ("fmax", "with EMT to fmax 0.02"), ("setting", "verified default")]
     declines(skill, query.replace("Cu", "NaCl"), r"the skill takes element \(element\)")
-
-
-# -- the model's second opinion: checked for every bound parameter ------------------------------------------------------------
-
-
-def test_the_model_reading_another_value_of_the_question_for_a_later_parameter_declines():
-    skill = lifted(HCP_CODE, HCP_QUERY)
-    binding = bind(skill, HCP_QUERY)
-    second_opinion(binding, {"a": 3.209, "c": 5.211}, HCP_QUERY)
-    with pytest.raises(BindingDeclined, match=r"c = 5.211 .* or 3.209"):
-        second_opinion(binding, {"a": 3.209, "c": 3.209}, HCP_QUERY)  # a agrees; c is read as a's number
-
-
-def test_the_model_cannot_move_a_verified_default_or_bring_a_format_number():
-    query = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV rounded to 4 decimals."
-    binding = bind(FMAX, query)
-    assert binding.params == {"formula": "N2", "fmax": 0.01}
-    second_opinion(binding, {"formula": "N2", "fmax": 4}, query)  # the 4 is a format number: no value of the question

@@ -6,7 +6,7 @@ number read as a value, makes a skill answer a question it should decline.
 
 import pytest
 
-from skills.mentions import content_words, find_mentions, stem, words_after, words_before
+from skills.mentions import content_words, find_mentions, question_words, stem, words_after, words_before
 
 
 def read(text: str) -> list[tuple]:
@@ -94,3 +94,45 @@ def test_content_words_keep_two_letter_words_and_drop_values_and_format():
 )
 def test_stem_meets_word_forms_and_leaves_short_words(word, stemmed):
     assert stem(word) == stemmed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("calcite (CaCO3)?", [("name", "calcite", None, None), ("formula", "CaCO3", "CaCO3", None)]),  # not the word "caco"
+        ("germanium (Ge)", [("name", "germanium", None, "Ge"), ("formula", "Ge", "Ge", "Ge")]),
+        ("KMnO₄", [("formula", "KMnO4", "KMnO4", None)]),  # subscript digits are digits
+        ("between Ga and As", [("formula", "Ga", "Ga", "Ga"), ("formula", "As", "As", "As")]),  # "As" mid-sentence: arsenic
+        ("As a check, use NaCl", [("formula", "NaCl", "NaCl", None)]),  # "As" opening a sentence: a word
+    ],
+)
+def test_symbols_and_formulas_are_read_as_substances_wherever_they_stand(text, expected):
+    assert [(m.kind, m.text, m.formula if m.kind != "name" else None, m.element) for m in find_mentions(text)] == expected
+
+
+def test_an_element_named_as_a_part_of_a_substance_is_marked_as_a_part():
+    parts = {m.text: m.part for m in find_mentions("the Si-Si distance in silicon; split O2 into two oxygen atoms; a Cu atom")}
+    assert parts == {"Si": True, "silicon": False, "O2": False, "oxygen": True, "Cu": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "counted"),
+    [("a five-layer slab", 5.0, "layer"), ("five layers", 5.0, "layer"), ("5 layers", 5.0, "layer"), ("an 8-atom cell", 8.0, "atom")],
+)
+def test_a_count_is_a_number_whether_written_in_digits_or_words(text, number, counted):
+    [mention] = find_mentions(text)
+    assert (mention.number, mention.counted) == (number, counted)
+
+
+def test_number_words_that_count_nothing_stay_words_and_plus_minus_is_a_spread():
+    assert find_mentions("split it into two halves") == []
+    [spread] = find_mentions("lattice constants scaled by ±5 %")
+    assert (spread.number, spread.unit, spread.plus_minus) == (5.0, "%", True)
+
+
+def test_question_words_leave_out_values_units_and_format_and_keep_the_word_before_and_any_negation():
+    words = question_words("Could you work out the density in g/cm^3 of NaCl (unit: g/cm^3), with no relaxation? Return a float.")
+    assert words == [("work", "you", False), ("out", "work", False), ("density", "the", False), ("no", "with", False), ("relaxation", "no", True)]
+    negated = [w for w, _, n in question_words("its energy per atom, not the cohesive energy; then it doesn't relax. Is it stable?") if n]
+    assert negated == ["cohesive", "energy", "relax"]  # a negation reaches a few words on, within its clause
+    assert [w for w, _, n in question_words("the other energies stay; rather than the total energy") if n] == ["total", "energy"]
