@@ -13,7 +13,7 @@ from tasks.grow import grow_near_misses
 from tasks.models import SkillMatch, SolveRequest
 from tests.starter import emt_atomization, starter_skill
 
-# Every value binds (CO to formula); only 'binding' and 'total' are words the skill was not verified on.
+# Every value binds (CO to formula); only words the skill was not verified on ("total") stand in the way.
 CO = (
     "What is the total binding energy of a carbon monoxide molecule CO with ASE's EMT calculator, relaxing the molecule "
     "to fmax=0.01 eV/Å first? Return a float rounded to 4 decimal places."
@@ -28,7 +28,7 @@ def declined(workspace):
     choice = choose_skill(request, [SkillMatch(skill=skill, similarity=0.8)])
     assert choice.match is None
     [decline] = choice.declined
-    assert "'binding'" in decline.reason and [(b.name, b.value) for b in decline.near or []] == [("formula", "CO")]
+    assert "'total'" in decline.reason and [(b.name, b.value) for b in decline.near or []] == [("formula", "CO")]
     return skill, request, choice.declined
 
 
@@ -55,7 +55,7 @@ def test_a_near_miss_that_disagrees_learns_nothing_and_says_why(declined):
     assert not growth.grown and growth.answer == emt_atomization("CO")
     assert "disagrees with the accepted one" in growth.reason and "1.2345" in growth.reason
     assert CO not in store.get_skill(skill.id).provenance.queries
-    with pytest.raises(BindingDeclined, match="binding"):
+    with pytest.raises(BindingDeclined, match="total"):
         bind(store.get_skill(skill.id), CO)
 
 
