@@ -169,7 +169,7 @@ def bind(skill: Skill, query: str) -> Binding:
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
-    twice = restated(context, asked)
+    twice = restated(context, asked, known)
     if twice:
         raise BindingDeclined(twice)
     if not properties:
@@ -181,8 +181,10 @@ def bind(skill: Skill, query: str) -> Binding:
         return Binding()
 
     binding = Binding()
-    _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
-    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"])
+    free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
+    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context)
+    if free is not None:
+        _stated_for(free, binding, properties, kinds)
     _bind_defaults(binding, properties, kinds, query)
     hidden = hidden_problem(skill, binding.params, unset="the question does not state")
     if hidden:
@@ -190,8 +192,11 @@ def bind(skill: Skill, query: str) -> Binding:
     return binding
 
 
-def _bind_substances(binding: Binding, skill: Skill, query: str, sources: dict[str, Mention | None], fresh: list[Mention]) -> None:
-    """Give each substance the question states to the one parameter of its kind (``skills/substances.py``), else decline."""
+def _bind_substances(
+    binding: Binding, skill: Skill, query: str, sources: dict[str, Mention | None], fresh: list[Mention]
+) -> list[Mention] | None:
+    """Give each substance the question states to the one parameter of its kind (``skills/substances.py``), else decline;
+    returns the substance left to no parameter because the answer was shown not to depend on it, if there is one."""
     properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
     slots = sorted(
@@ -199,6 +204,7 @@ def _bind_substances(binding: Binding, skill: Skill, query: str, sources: dict[s
         key=lambda nk: sources[nk[0]].start if sources[nk[0]] is not None else 10**9,  # type: ignore[union-attr]  # None sorted last
     )
     groups = merge(parts_left_out(fresh, query))
+    left: list[Mention] | None = None
     try:
         entities = assign_entities(groups, slots)
     except BindingDeclined as declined:
@@ -206,6 +212,7 @@ def _bind_substances(binding: Binding, skill: Skill, query: str, sources: dict[s
         free = [g for g in groups if any(group_value(g, k) is not None for k in skill.independent_of)]
         if len(free) == 1 and fits(groups, free[0], slots):
             entities = assign_entities([g for g in groups if g is not free[0]], slots)
+            left = free[0]
         elif (described := assign_described(groups, slots)) is not None:
             entities = described
         else:
@@ -215,13 +222,26 @@ def _bind_substances(binding: Binding, skill: Skill, query: str, sources: dict[s
         _check_value(name, properties[name], value)
         binding.params[name] = value
         binding.bound.append(BoundValue(name=name, value=value, words=" / ".join(m.text for m in group)))
+    return left
+
+
+def _stated_for(free: list[Mention], binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str]) -> None:
+    """Decline unless the question states every number for the substance no parameter takes: the verified lattice
+    constant of silicon never stands in for germanium's, though the code does not read which element it is."""
+    for name, prop in properties.items():
+        if kinds[name] in ("number", "integer") and name not in binding.params:
+            raise BindingDeclined(f"the question does not state {name} for {free[0].text}; the verified {prop.get('default')} belongs to another substance")
 
 
 def _bind_numbers(
     binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, verified: str,
-    asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention],
+    asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
 ) -> None:  # fmt: skip
-    """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``)."""
+    """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``).
+
+    A number of the same value as a constant of the verified question, written otherwise ("within 3 Å" for its 3.0), may
+    restate it: it is that constant when the parameter it would go to has a value from another number, and when it
+    has none the skill cannot tell which it is and declines."""
     for mention in (m for m in fresh if m.plus_minus):
         pair = spread_pair(properties, kinds)
         if pair is None:
@@ -231,6 +251,8 @@ def _bind_numbers(
             binding.params[name] = round(value, 12)
             binding.bound.append(BoundValue(name=name, value=binding.params[name], words=mention.text))
     numbers = [m for m in fresh if not m.plus_minus]
+    alike = [m for m in numbers if any(c.kind == "number" and not c.plus_minus and c.number == m.number for c in context)]
+    numbers = [m for m in numbers if m not in alike] + alike  # the plain values first: they say which parameters are taken
     substance_words = frozenset(stem(w) for m in known + asked if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text))
     numeric = [n for n, k in kinds.items() if k in ("number", "integer")]
     ranged = bound_ranges(verified, known, sources, query, numbers)
@@ -252,6 +274,10 @@ def _bind_numbers(
         if len(tied) > 1:
             raise BindingDeclined(f"cannot tell whether {mention.text} is {' or '.join(tied)}")
         name = tied[0]
+        if mention in alike:
+            if name in binding.params:
+                continue  # the verified question's constant, restated
+            raise BindingDeclined(f"cannot tell whether {mention.text} sets {name} or restates the verified question's constant")
         if name in binding.params:
             raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         number = float(mention.number or 0.0)

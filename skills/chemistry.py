@@ -22,7 +22,8 @@ from typing import Any
 from pymatgen.core import Composition, Element
 
 __all__ = [
-    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "molecule", "canonical_smiles",
+    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
+    "homonuclear", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
 ]  # fmt: skip
 
@@ -145,6 +146,17 @@ def resolve_name(phrase: str) -> NamedChemical | None:
         return NamedChemical(formula=element, element=element) if element else None
     smiles = canonical_smiles(found.smiles) if found.smiles else None
     return NamedChemical(formula=formula, smiles=smiles, element=element, name=found.common_name)
+
+
+_COUNTS = {"di": 2, "tri": 3, "tetra": 4}
+
+
+def homonuclear(phrase: str) -> str | None:
+    """The formula of a molecule of one element named by its count ("dinitrogen" → N2, "trioxygen" → O3), or None."""
+    for prefix, count in _COUNTS.items():
+        if phrase.startswith(prefix) and (symbol := _element_names().get(phrase[len(prefix) :])):
+            return f"{symbol}{count}"
+    return None
 
 
 def element_neighbours(symbol: str) -> list[str]:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, is_element, is_formula, resolve_name
+from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, homonuclear, is_element, is_formula, resolve_name
 from skills.units import is_unit, unit_spans
 
 __all__ = [
@@ -37,6 +37,9 @@ _FORMAT = [
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
     r"\^\s*[-+]?\d+",
     r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
+    # How close the answer must be, not a value of the problem: "(±5% is fine)", "a tolerance of ±2 %".
+    r"(?:±|\+/-|\+-)\s?\d+(?:\.\d+)?\s?%\s*(?:is\s+)?(?:fine|ok(?:ay)?|acceptable|good\s+enough)\b",
+    r"\btolerance\s+(?:of\s+)?(?:±|\+/-|\+-)?\s?\d+(?:\.\d+)?\s?%",
 ]
 _UNITS = frozenset(
     "eV meV eV/atom meV/atom eV/Å eV/A eV/Å^3 K °C C GPa MPa Pa bar atm Å A nm pm bohr Å^3 Å3 g/cm^3 g/cm3 g/mol amu kJ/mol "
@@ -122,6 +125,8 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     for m in re.finditer(r"[^\s'\"]+", text):
         token, start = m.group(), m.start()
         call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
+        if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
+            continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):
             found += [(start, call.group(1)), (start + call.start(2), call.group(2).strip(",)"))]
             continue
@@ -223,7 +228,9 @@ def _single_name(word: str) -> bool:
     named = resolve_name(word)
     if named is None:
         return False
-    return named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word))
+    return (
+        named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word)) or homonuclear(word) == named.formula
+    )
 
 
 def chemical_words(text: str) -> str:
@@ -236,7 +243,8 @@ def find_mentions(text: str) -> list[Mention]:
     """The question's problem values in the order written (format and unit numbers left out)."""
     text = text.translate(_SUBSCRIPTS)  # KMnO₄ is KMnO4 (one character for one: positions stay)
     skip = format_spans(text)
-    found = [Mention(m.group(), m.start(), "number", number=float(m.group(1)), unit="%", plus_minus=True) for m in _PLUS_MINUS.finditer(text)]
+    spreads = (m for m in _PLUS_MINUS.finditer(text) if not any(s <= m.start() < e for s, e in skip))
+    found = [Mention(m.group(), m.start(), "number", number=float(m.group(1)), unit="%", plus_minus=True) for m in spreads]
     taken = skip + [(m.start, m.end) for m in found]
     tokens = _tokens(text)
     previous: list[str] = []

@@ -49,6 +49,8 @@ def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substanc
         joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
         if re.search(rf"(?<![\w]){re.escape(name)}{joined}$", before):
             return 3
+        if re.search(rf"(?:^|[,;(]\s*){re.escape(name)}\s+$", before):  # "volume, a 2.951 Å, c 4.686 Å": a name, not an article
+            return 3
     elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3
     cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}

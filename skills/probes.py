@@ -32,7 +32,7 @@ from typing import Any
 
 from skills.chemistry import canonical_smiles, element_neighbours, formula_elements, molecule
 
-__all__ = ["MIN_WITNESSES", "code_names", "perturbed", "read_properties", "probe_values", "shown_independent"]
+__all__ = ["MIN_WITNESSES", "code_names", "code_reads", "perturbed", "read_properties", "probe_values", "shown_independent"]
 
 TRIES = 3
 MIN_WITNESSES = 2  # values that differ in a property read, whose answers must all agree, to call the answer independent of it
@@ -186,6 +186,35 @@ def code_names(script: str) -> set[str]:
     names |= {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     names |= {a.asname or a.name.split(".")[-1] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     return names
+
+
+def code_reads(script: str, formula: str) -> bool:
+    """Whether ``script`` could read the substance ``formula`` at all: one of its elements written in a string of the code
+    (``'Cu'``, ``'Fe2O3'``, a CIF) or its atomic number as an integer; True when the script cannot be parsed.
+
+    >>> code_reads("from pymatgen.core import Lattice\\nprint(Lattice.hexagonal(3.209, 5.211).volume)", "Mg")
+    False
+    >>> code_reads("from ase.build import bulk\\nprint(bulk('Cu', 'fcc'))", "Cu"), code_reads("Atoms(numbers=[12])", "Mg")
+    (True, True)
+    """
+    try:
+        tree = ast.parse(script)
+        elements = formula_elements(formula)
+    except (SyntaxError, ValueError):
+        return True
+    constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+    symbols = {m for c in constants if isinstance(c, str) for m in re.findall(r"[A-Z][a-z]?", c)}
+    numbers = {c for c in constants if isinstance(c, int) and not isinstance(c, bool)}
+    return any(e in symbols or _atomic_number(e) in numbers for e in elements)
+
+
+def _atomic_number(symbol: str) -> int | None:
+    from pymatgen.core import Element
+
+    try:
+        return int(Element(symbol).Z)
+    except ValueError:
+        return None
 
 
 def read_properties(kind: str, names: Iterable[str]) -> list[str]:

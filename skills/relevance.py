@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field, JsonValue
 from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.lifting import Lifted, LiftedDraft, render, schema_of, where
-from skills.mentions import Mention
-from skills.probes import code_names, perturbed, probe_values, shown_independent
+from skills.mentions import Mention, find_mentions
+from skills.probes import code_names, code_reads, perturbed, probe_values, shown_independent
 from skills.runner import run_skill_code_many
 
 __all__ = ["RelevanceReport", "perturbed", "check_relevance"]
@@ -107,9 +107,26 @@ def check_relevance(
             report.dropped.append(entry.name)
             if entry.kind in SUBSTANCES and entry.kind not in report.independent_of:
                 report.independent_of.append(entry.kind)
+    for kind in _unread_kinds(script, question, draft):
+        if kind not in report.independent_of:
+            report.independent_of.append(kind)
     for probe, site in zip(probes, draft.constants, strict=True):
         if changed.get(probe.name):
             report.hidden_inputs.append(f"{site.value!r} in {where(site)}")
     report.code = render(script, kept, question)
     report.parameters = {entry.name: schema_of(entry) for entry in kept}
     return report
+
+
+def _unread_kinds(script: str, question: str, draft: LiftedDraft) -> list[str]:
+    """Kinds of substance the question names that no parameter came from and the code never reads in any form (the
+    magnesium of ``Lattice.hexagonal(3.209, 5.211).volume``): the answer cannot depend on which one it is."""
+    lifted = {entry.mention.start for entry in draft.lifted}
+    kinds: list[str] = []
+    for mention in find_mentions(question):
+        if mention.kind == "number" or mention.kind == "smiles" or mention.start in lifted or not mention.formula:
+            continue
+        if code_reads(script, mention.formula):
+            return []  # one substance the code reads: the others may be read through it (a formula's elements)
+        kinds.append("element" if mention.element else "formula")
+    return list(dict.fromkeys(kinds))

@@ -90,13 +90,19 @@ def restates(mention: Mention, stated: Mention) -> bool:
     return mention.kind != "number" or mention.text == stated.text or (mention.counted is not None and mention.counted == stated.counted)
 
 
-def restated(context: list[Mention], asked: list[Mention]) -> str | None:
+def restated(context: list[Mention], asked: list[Mention], verified_mentions: list[Mention]) -> str | None:
     """Why the question states a constant of the verified question a different number of times (Li2O2 as an entry and as the
-    compound asked about, then only as an entry: the one asked about is another), or None."""
+    compound asked about, then only as an entry: the one asked about is another), or None. A substance of the same kind
+    the verified question never named plays the other part ("fcc Al ... the Cu Kα peak" for "fcc copper ... CuKa")."""
     for mention in context:
         verified = sum(equal_mentions(mention, other) for other in context)
         stated = sum(equal_mentions(mention, other) for other in asked)
-        if 0 < stated < verified:
+        kinds = [k for k in ENTITY_KINDS if value_of(mention, k) is not None]
+        other = any(
+            o.kind != "number" and not any(equal_mentions(v, o) for v in verified_mentions) and any(value_of(o, k) is not None for k in kinds)
+            for o in asked
+        )
+        if 0 < stated < verified and not other:
             return f"the verified question states {mention.text} {verified} times and this one {stated}: one of them plays another part"
     return None
 

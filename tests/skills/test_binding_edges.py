@@ -101,6 +101,32 @@ def test_only_one_substance_can_be_left_aside_and_never_one_of_another_kind():
     declines(HCP_FREE, query.replace("magnesium", "zinc with NaCl"), "names 'zinc', 'NaCl'")
 
 
+def test_a_substance_left_aside_needs_every_number_of_its_own():
+    # The lattice constants were magnesium's: zinc without its own would get them, a confident wrong volume.
+    declines(HCP_FREE, HCP_QUERY.replace("magnesium", "zinc").replace("3.209", "2.665").replace(" and c = 5.211 Å", ""), "does not state c for zinc")
+    declines(HCP_FREE, "What is the volume (unit: Å^3) of the hexagonal unit cell of zinc, computed with pymatgen?", "does not state a for zinc")
+    query = "hexagonal Ti unit cell volume, a 2.951 Å, c 4.686 Å — Å^3, pymatgen"  # ", a 2.951": a name, not an article
+    assert bind(HCP_FREE, query).params == {"a": 2.951, "c": 4.686}
+
+
+NEIGHBOUR_QUERY = (
+    "Build diamond silicon with pymatgen (Fd-3m, a = 5.431 Å, Si at 0 0 0) and return the shortest Si-Si distance (unit: Å) among "
+    "the neighbours of site 0 within 3.0 Å. Return a float rounded to 4 decimal places."
+)
+NEIGHBOUR_CODE = (
+    "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('Fd-3m', Lattice.cubic(5.431), ['Si'], [[0, 0, 0]])\n"
+    "print(json.dumps(round(min(n.nn_distance for n in s.get_neighbors(s[0], 3.0)), 4)))\n"
+)
+NEIGHBOUR = lifted(NEIGHBOUR_CODE, NEIGHBOUR_QUERY, keep=("a",)).model_copy(update={"independent_of": ["element"]})
+
+
+def test_a_number_of_a_constants_value_written_otherwise_restates_it_or_declines():
+    # "within 3 Å" is the verified 3.0: with a = 5.658 stated it is that constant; alone it could be a, and a guess is refused.
+    query = "Ge in the diamond structure, a = 5.658 Å: nearest-neighbour Ge-Ge distance in Å with pymatgen (look for neighbours within 3 Å)"
+    assert bind(NEIGHBOUR, query).params == {"a": 5.658}
+    declines(NEIGHBOUR, "Nearest-neighbour distance (unit: Å) in diamond Ge with pymatgen, neighbours within 3 Å", "cannot tell whether 3")
+
+
 # -- numbers: tied by name, by the verified question's words, by unit; nothing else ---------------------------------------
 
 FMAX = lifted(N2_CODE, N2_QUERY)  # formula and fmax (eV/Å)

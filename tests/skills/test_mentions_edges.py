@@ -136,3 +136,19 @@ def test_question_words_leave_out_values_units_and_format_and_keep_the_word_befo
     negated = [w for w, _, n in question_words("its energy per atom, not the cohesive energy; then it doesn't relax. Is it stable?") if n]
     assert negated == ["cohesive", "energy", "relax"]  # a negation reaches a few words on, within its clause
     assert [w for w, _, n in question_words("the other energies stay; rather than the total energy") if n] == ["total", "energy"]
+
+
+def test_a_molecule_named_by_its_count_of_atoms_is_that_molecule():
+    assert [(m.kind, m.formula) for m in find_mentions("pull dinitrogen apart") ] == [("name", "N2")]
+    assert [(m.kind, m.formula) for m in find_mentions("the bond in dichlorine")] == [("name", "Cl2")]
+
+
+def test_a_function_of_a_variable_states_no_value():
+    # "E(V)" is energy against volume, not vanadium; "E(N2)" still names N2.
+    assert find_mentions("an E(V) fit over 11 lattice constants")[0].text == "11"
+    assert [m.formula for m in find_mentions("return 2*E(N) - E(N2)") if m.kind != "number"] == ["N2"]
+
+
+def test_a_tolerance_on_the_answer_is_not_a_spread_of_the_problem():
+    assert [m.text for m in find_mentions("density of MgO with a = 4.212 Å, g/cm^3 (±5% is fine)")] == ["MgO", "4.212"]
+    assert [m.plus_minus for m in find_mentions("strain the lattice by ±5% and report the density")] == [True]

@@ -62,3 +62,21 @@ def test_values_that_do_not_differ_in_what_the_code_reads_never_prove_independen
     monkeypatch.setattr("skills.relevance.probe_values", lambda kind, value, names: look_alikes if kind == "smiles" else [], raising=False)
     report = check_exact(AROMATIC_RINGS, AROMATIC_QUERY, 2, ["rdkit"])
     assert report.kept == ["smiles"] and report.inconclusive == ["smiles"] and report.dropped == [] and report.independent_of == []
+
+
+HCP_VOLUME = "import json\nfrom pymatgen.core import Lattice\nprint(json.dumps(round(Lattice.hexagonal(3.209, 5.211).volume, 4)))\n"
+
+
+def test_a_substance_the_code_never_reads_is_one_the_answer_does_not_depend_on(workspace):
+    question = "Use pymatgen's Lattice.hexagonal(3.209, 5.211).volume to get the unit-cell volume (unit: Å^3) of hcp magnesium. Return a float rounded to 4 decimal places."
+    report = check(HCP_VOLUME, question, 46.472)
+    assert report.error is None and report.independent_of == ["element"]
+    # Code that reads a substance (here copper, by its symbol) claims nothing of the substances it does not lift.
+    assert check(CU_ENERGY, "What is the EMT energy per atom (unit: eV) of fcc copper? Return a float rounded to 4 decimal places.", -0.0067).independent_of == []
+
+
+def test_code_reads_a_substance_by_any_of_its_elements_or_its_atomic_number():
+    from skills.probes import code_reads
+
+    assert code_reads("print(bulk('Cu'))", "Cu") and code_reads("Structure(l, ['Fe', 'O'], c)", "Fe2O3") and code_reads("Atoms(numbers=[12])", "Mg")
+    assert not code_reads(HCP_VOLUME, "Mg") and not code_reads("print(1)", "NaCl")

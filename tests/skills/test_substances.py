@@ -41,8 +41,15 @@ def test_a_constant_stated_fewer_times_than_the_verified_question_did_plays_anot
     verified = find_mentions("Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4: how far above the hull is Li2O2?")
     context = [m for m in verified if m.text in ("Li2O2",)]
     asked = find_mentions("Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4: how far above the hull is lithium superoxide, LiO2?")
-    assert "Li2O2 2 times and this one 1" in (restated(context, asked) or "")
-    assert restated(context, verified) is None
+    assert "Li2O2 2 times and this one 1" in (restated(context, asked, verified) or "")
+    assert restated(context, verified, verified) is None
+
+
+def test_a_substance_the_verified_question_never_named_plays_the_other_part():
+    verified = find_mentions("the XRD pattern of fcc copper, ['Cu'], with XRDCalculator(wavelength='CuKa'): the strongest peak")
+    context = [m for m in verified if m.element == "Cu"]
+    assert "copper 2 times and this one 1" in (restated(context, find_mentions("fcc, a = 4.05 Å: the strongest Cu Kα peak"), verified) or "")
+    assert restated(context, find_mentions("fcc Al, a = 4.05 Å: the strongest Cu Kα peak"), verified) is None
 
 
 def test_a_count_restates_the_verified_one_however_it_is_written():
