@@ -54,9 +54,12 @@ def read_answer_spec(query: str) -> AnswerSpec:
 
 def _unit_asked(text: str) -> str | None:
     """The unit a question asks for in words ("in g/cm^3", "in units of eV/atom"): the whole expression, ``Å^2`` not ``Å``."""
-    for start, _, unit in unit_spans(text):
-        if re.search(r"\bin (?:units of )?$", text[:start], re.IGNORECASE):
-            return unit
+    asked = [(end, unit) for start, end, unit in unit_spans(text) if re.search(r"\bin (?:units of )?$", text[:start], re.IGNORECASE)]
+    # "energies in eV per formula unit: ..., E_above_hull in eV/atom?": the unit the question ends on, not one of its data.
+    answered = [unit for end, unit in asked if re.match(r"\s*\?", text[end:])]
+    plain = [unit for end, unit in asked if not re.match(r"\s+per\b", text[end:])]
+    for unit in answered or plain:
+        return unit
     return None
 
 

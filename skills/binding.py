@@ -161,6 +161,8 @@ def bind(skill: Skill, query: str) -> Binding:
     fresh = [m for m in asked if not any(restates(m, c) for c in context)]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
+    if any(_REPEAT.fullmatch(m.text) for m in asked):  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat
+        fresh = [m for m in fresh if m.counted != "atom"]
 
     differs = _answer_differs(skill, query)
     if differs:
@@ -182,10 +184,10 @@ def bind(skill: Skill, query: str) -> Binding:
 
     binding = Binding()
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
-    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context)
+    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
     if free is not None:
-        _stated_for(free, binding, properties, kinds)
-    _bind_defaults(binding, properties, kinds, query)
+        _stated_for(free, binding, properties, kinds, skill.tunables)
+    _bind_defaults(binding, properties, kinds, query, skill.tunables)
     hidden = hidden_problem(skill, binding.params, unset="the question does not state")
     if hidden:
         raise BindingDeclined(hidden)
@@ -225,17 +227,20 @@ def _bind_substances(
     return left
 
 
-def _stated_for(free: list[Mention], binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str]) -> None:
+def _stated_for(
+    free: list[Mention], binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], tunables: list[str]
+) -> None:
     """Decline unless the question states every number for the substance no parameter takes: the verified lattice
     constant of silicon never stands in for germanium's, though the code does not read which element it is."""
     for name, prop in properties.items():
-        if kinds[name] in ("number", "integer") and name not in binding.params:
+        if kinds[name] in ("number", "integer") and name not in binding.params and name not in tunables:
             raise BindingDeclined(f"the question does not state {name} for {free[0].text}; the verified {prop.get('default')} belongs to another substance")
 
 
 def _bind_numbers(
     binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, verified: str,
     asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
+    tunables: list[str],
 ) -> None:  # fmt: skip
     """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``).
 
@@ -266,8 +271,20 @@ def _bind_numbers(
         for name, verified_partner in partners.items():
             if listed_with is not None and same_entry(listed_with, verified_partner, words, sources):
                 strengths[name] = max(strengths[name], 2.6)  # "Li2O -6.2" goes where "Li2O -6.0" went
+        if _REPEAT.fullmatch(mention.text):  # "3×3×3" repeats a cell: a count, never a length
+            strengths = {name: s if kinds[name] == "integer" else 0.0 for name, s in strengths.items()}
+        if mention.counted or _REPEAT.fullmatch(mention.text):  # "a 64-atom cell" never sets the 3 of a 3x3x3 repeat
+            strengths = {name: max(s, 2.0) if _counts_alike(mention, sources.get(name)) else 0.0 for name, s in strengths.items()}
+        fraction = mention.number is not None and not float(mention.number).is_integer()
+        if fraction and any(s > 0 and kinds[name] != "integer" for name, s in strengths.items()):  # 3.52 Å: a length, not a repeat
+            strengths = {name: s if kinds[name] != "integer" else 0.0 for name, s in strengths.items()}
+        # A setting (``tunables``) is stated by its name or words; by its unit alone a number is rather the material's.
+        strengths = {name: 0.5 if s == 1 and name in tunables else s for name, s in strengths.items()}
         best = max(strengths.values(), default=0)
         tied = [name for name, s in strengths.items() if s == best and best > 0]
+        restating = [name for name, s in strengths.items() if s > 0 and _is_default(properties[name], mention.number)]
+        if best <= 1 and len(restating) == 1:
+            tied = restating  # "within 3 Å" for the verified 3.0 cutoff, beside a lattice constant in Å: the value it restates
         if not tied:
             unit = f" {mention.unit}" if mention.unit and mention.unit not in mention.text else ""
             raise BindingDeclined(f"the question states {mention.text}{unit}, which no parameter of this skill takes")
@@ -286,15 +303,16 @@ def _bind_numbers(
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))
 
 
-def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str) -> None:
-    """Leave each parameter the question does not state at its verified default, where that default can stand."""
+def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, tunables: list[str]) -> None:
+    """Leave each parameter the question does not state at its verified default, where that default can stand: a number
+    for another substance only when it is a setting that did not change the verified answer (``Skill.tunables``)."""
     changed = changed_substances(properties, binding.params)
     for name, prop in properties.items():
         if name in binding.params:
             continue
         if kinds[name] in ("number", "integer") and _speaks_of(query, name):
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
-        if changed and kinds[name] in ("number", "integer"):
+        if changed and kinds[name] in ("number", "integer") and name not in tunables:
             raise BindingDeclined(
                 f"the question does not state {name} for {binding.params[changed[0]]}; "
                 f"the verified {prop.get('default')} belongs to {properties[changed[0]].get('default')}"
@@ -303,6 +321,19 @@ def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kind
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
+
+
+_REPEAT = re.compile(r"\d+\s*[x×]\s*\d+(?:\s*[x×]\s*\d+)?")
+
+
+def _counts_alike(mention: Mention, source: Mention | None) -> bool:
+    """Whether a count states what the verified value counted: atoms for atoms, a repeat for a repeat."""
+    return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
+
+
+def _is_default(prop: dict[str, Any], number: float | None) -> bool:
+    default = prop.get("default")
+    return number is not None and isinstance(default, (int, float)) and not isinstance(default, bool) and float(default) == number
 
 
 def ran_with(bound: list[BoundValue], params: dict[str, Any]) -> list[BoundValue]:

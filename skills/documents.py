@@ -151,6 +151,13 @@ class Skill(_Document):
         default_factory=list,
         description="Kinds of stated value (element, formula, smiles) that other values were shown not to change the answer for.",
     )
+    tunables: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Stated numbers whose other values gave the same answer on the verified example (a convergence setting such as fmax or "
+            "a supercell size): the skill runs with the value a question states, and the default may stand for another substance."
+        ),
+    )
 
     @field_validator("parameters")
     @classmethod

@@ -65,6 +65,8 @@ _NOT_NAMES = frozenset(
     "crystal salt lime soda alcohol acid base gas air oil glass sugar oxide chloride spirit ice fuel powder solid liquid water "
     "metal alloy ion ions atom atoms molecule bond energy charge mass".split()
 )
+# Names of structure types, not of the substance a question asks about ("KCl in the rock salt structure", "GaAs, zinc blende").
+_PROTOTYPES = frozenset({"rock salt", "rocksalt", "zinc blende", "zincblende", "zinc-blende"})
 _GENERIC = frozenset(
     "a an and are as at be by for from has have how in into is it its of on or that the this to was what which with using use "
     "return give rounded round decimal decimals places place float integer int string list value values unit units please "
@@ -119,11 +121,19 @@ def format_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for pattern in _FORMAT for m in re.finditer(pattern, text, re.IGNORECASE)]
 
 
+_COUNT_VARIABLE = re.compile(r"(?<![A-Za-z])([A-Z])\s?[-−+]\s?1\b")  # the N of "N-1": a count in a formula, not nitrogen
+
+
 def _tokens(text: str) -> list[tuple[int, str]]:
-    """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``."""
+    """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``; a formula written
+    with a count variable ("E(N-1) - (N-1)/N E(N)") states no value."""
+    variables = set(_COUNT_VARIABLE.findall(text))
     found = []
     for m in re.finditer(r"[^\s'\"]+", text):
         token, start = m.group(), m.start()
+        standalone = set(re.findall(r"(?<![A-Za-z])[A-Z](?![a-z(_])", token))
+        if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
+            continue
         call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
@@ -210,6 +220,8 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
             if "\n" in phrase or any(s < end and start < e for s, e in taken):
                 continue
             lowered = [w.lower() for _, w in chunk]
+            if " ".join(lowered) in _PROTOTYPES:
+                break
             if lowered[0] in _GENERIC or lowered[-1] in _GENERIC or (n == 1 and not _single_name(lowered[0])):
                 continue
             named = resolve_name(phrase)

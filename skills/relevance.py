@@ -1,7 +1,8 @@
 """Which lifted parameters matter, and which unstated constants do: one sandbox run of other values.
 
-A lifted parameter must change the answer when given another valid value; one that does not is
-put back as a constant. A stated substance (an element, formula or SMILES) is tried with values that
+A lifted substance must change the answer when given another valid value; one that does not is
+put back as a constant. A stated number that did not change it is a setting (fmax, a supercell size): it stays a
+parameter, run as the question states it, and its default may stand for another substance (``tunables``). A stated substance (an element, formula or SMILES) is tried with values that
 differ in what the code reads of it (``skills/probes.py``), and put back only when those values prove
 the answer independent of it; when they cannot, it stays a parameter (``inconclusive``). A constant the
 question never states but that changes the answer (a lattice constant, a supercell size) is a
@@ -42,6 +43,10 @@ class RelevanceReport(BaseModel):
     hidden_inputs: list[str] = Field(default_factory=list)
     independent_of: list[str] = Field(
         default_factory=list, description="Kinds of stated value (element, formula, smiles) the answer was shown not to depend on."
+    )
+    tunables: list[str] = Field(
+        default_factory=list,
+        description="Kept numbers whose other values gave the same answer: stated settings (fmax, a supercell size), run as stated.",
     )
     error: str | None = None
 
@@ -99,6 +104,10 @@ def check_relevance(
             kept.append(entry)
             report.kept.append(entry.name)
             report.untested.append(entry.name)
+        elif entry.kind in ("number", "integer"):
+            kept.append(entry)  # a stated setting: its value may matter for another substance, and runs as the question states it
+            report.kept.append(entry.name)
+            report.tunables.append(entry.name)
         elif entry.kind in SUBSTANCES and not shown_independent(entry.kind, entry.default, ran[entry.name], names):
             kept.append(entry)  # the same answer, but from values that may not differ in what the code reads
             report.kept.append(entry.name)

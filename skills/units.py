@@ -61,6 +61,7 @@ def normal_unit(unit: str) -> str:
     """A unit in one spelling, to compare: ``Å^3``, ``Å3``, ``Å³``, ``angstrom^3`` → ``a3``; ``kJ mol^-1`` → ``kj/mol``."""
     text = unit.translate(_SUPERSCRIPTS).strip()
     text = re.sub(r"\s+([^\s/]+?)\^?-1\b", r"/\1", text)  # kJ mol^-1 → kJ/mol
+    text = re.sub(r"(?:\s+|\s?[·*]\s?)([^\s/\d^·*-]+)\^?-(\d)\b", r"/\1\2", text)  # g cm^-3, g·cm⁻³ → g/cm3
     text = re.sub(r"(?i)angstroms?", "Å", re.sub(r"[\s^]", "", text))
     return text.replace("Å", "a").replace("·", "*").lower()
 

@@ -287,3 +287,24 @@ def test_parameters_without_a_kind_bind_by_the_kind_of_their_default():
     assert binding.params == {"element": "Ag", "fmax": 0.02, "setting": "PBE"}
     assert [(b.name, b.words) for b in binding.bound] == [("element", "Ag"), ("fmax", "with EMT to fmax 0.02"), ("setting", "verified default")]
     declines(skill, query.replace("Cu", "NaCl"), r"the skill takes element \(element\)")
+
+
+VACANCY_QUERY = "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell, computed with ASE's EMT?"
+VACANCY = skill_of(
+    VACANCY_QUERY,
+    {
+        "element": {"type": "string", "default": "Cu", "kind": "element"},
+        "a": {"type": "number", "default": 3.6, "kind": "number", "unit": "Å"},
+        "supercell": {"type": "integer", "default": 3, "kind": "integer"},
+    },
+    tunables=["supercell"],
+)
+
+
+def test_a_repeat_sets_only_a_repeat_and_a_count_of_atoms_only_a_count_of_atoms():
+    ask = "unrelaxed vacancy formation energy of silver with ASE's EMT, a = 4.09 Å, {} (unit: eV)"
+    assert bind(VACANCY, ask.format("2×2×2 supercell of the 4-atom cubic cell (32 atoms)")).params == {"element": "Ag", "a": 4.09, "supercell": 2}
+    declines(VACANCY, ask.format("in a 64-atom supercell"), "states 64-atom")
+    # A setting that did not change the verified answer may keep its default for another substance; a lattice constant may not.
+    assert bind(VACANCY, ask.format("")).params == {"element": "Ag", "a": 4.09, "supercell": 3}
+    declines(VACANCY, "unrelaxed vacancy formation energy of silver with ASE's EMT (unit: eV)", "does not state a for Ag")

@@ -152,3 +152,15 @@ def test_a_function_of_a_variable_states_no_value():
 def test_a_tolerance_on_the_answer_is_not_a_spread_of_the_problem():
     assert [m.text for m in find_mentions("density of MgO with a = 4.212 Å, g/cm^3 (±5% is fine)")] == ["MgO", "4.212"]
     assert [m.plus_minus for m in find_mentions("strain the lattice by ±5% and report the density")] == [True]
+
+
+def test_a_count_variable_in_a_written_formula_is_not_nitrogen():
+    text = "vacancy energy of silver, E_f = E(N-1) - (N-1)/N E(N). eV"
+    assert [m.text for m in find_mentions(text)] == ["silver"]
+    assert [m.text for m in find_mentions("Ni vacancy, E(N−1) − (N−1)/N·E(N)")] == ["Ni"]
+    assert [m.text for m in find_mentions("split N2 into two N atoms, 2*E(N) - E(N2)")] == ["N2", "N", "N2"]  # no count: N is nitrogen
+
+
+def test_a_structure_type_is_not_a_second_substance():
+    assert [m.text for m in find_mentions("density of KCl (rock salt, a = 6.293 Å)")] == ["KCl", "6.293"]
+    assert [m.text for m in find_mentions("GaAs in the zinc blende structure")] == ["GaAs"]

@@ -42,3 +42,10 @@ def test_units_written_differently_compare_as_one(a, b, same):
 )
 def test_the_unit_asked_for_is_the_whole_expression(query, unit):
     assert read_answer_spec(query).unit == unit
+
+
+def test_negative_powers_are_the_units_divided():
+    from skills.units import same_unit
+
+    assert same_unit("g cm^-3", "g/cm^3") and same_unit("g·cm⁻³", "g/cm3") and same_unit("J mol^-1 K^-1", "J/mol/K")
+    assert not same_unit("g cm^-3", "g/cm^2")

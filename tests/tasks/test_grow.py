@@ -28,7 +28,7 @@ def declined(workspace):
     choice = choose_skill(request, [SkillMatch(skill=skill, similarity=0.8)])
     assert choice.match is None
     [decline] = choice.declined
-    assert "'total'" in decline.reason and [(b.name, b.value) for b in decline.near or []] == [("formula", "CO")]
+    assert "'total'" in decline.reason and [(b.name, b.value) for b in decline.near or []] == [("formula", "CO"), ("fmax", 0.01)]
     return skill, request, choice.declined
 
 
@@ -39,7 +39,7 @@ def test_a_near_miss_that_gives_the_accepted_answer_learns_the_question(declined
     assert growth.grown and growth.answer == emt_atomization("CO"), growth.reason
     grown = store.get_skill(skill.id)
     assert grown.provenance.queries[-1] == CO and grown.provenance.asked_by == {CO: "ada"}
-    assert bind(grown, CO).params == {"formula": "CO"}  # the wording binds now
+    assert bind(grown, CO).params == {"formula": "CO", "fmax": 0.01}  # the wording binds now
     # Recall hands out the grown document (the store reindexed it).
     assert CO in store.search_skills(CO, k=1)[0][0].provenance.queries
     # The question is ada's words: a starter skill is shown whole, but not with another asker's question.

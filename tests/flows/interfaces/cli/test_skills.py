@@ -106,6 +106,7 @@ def test_a_skill_answers_only_inside_what_it_was_verified_on_run_batch_and_expor
     assert json.loads(capsys.readouterr().out) == emt_atomization("CO") == 7.4297
     # One learned from a script that takes N2's first element twice holds for N2's make-up only: CO is refused.
     by_position = learn_n2_by_position()
+    capsys.readouterr()  # learning's progress, shown where it takes long
     assert main(["skills", "run", by_position.id, "-p", "formula=CO"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.strip() == (

@@ -50,20 +50,20 @@ def test_a_near_miss_is_offered_beside_the_code_paths_answer_which_grows_the_ski
     code, summary, _ = _solve(capsys, CO)
     assert code == 0 and summary["path"] in ("simple", "deep") and summary["answer"] == emt_atomization("CO")
     offer = summary["suggestion"]
-    assert offer["skill_id"] == atomization.id and offer["params"] == {"formula": "CO"} and not offer["accepted"]
-    assert offer["verified_on"] == atomization.provenance.query and "'binding'" in offer["reason"]
+    assert offer["skill_id"] == atomization.id and offer["params"] == {"formula": "CO", "fmax": 0.01} and not offer["accepted"]
+    assert offer["verified_on"] == atomization.provenance.query and "'total'" in offer["reason"]
     # The accepted answer agreed with the skill's: the question is now one of its verified questions.
     assert summary["grown"] == [atomization.id]
     grown = open_store(get_settings()).get_skill(atomization.id)
-    assert CO in grown.provenance.queries and bind(grown, CO).params == {"formula": "CO"}
+    assert CO in grown.provenance.queries and bind(grown, CO).params == {"formula": "CO", "fmax": 0.01}
 
 
 def test_accept_suggestion_answers_through_the_skill_and_the_wording_binds_next_time(atomization, scripted, capsys):
-    scripted([{"stage": "bind", "content": {"formula": "CO"}}])
+    scripted([])  # the skill path asks no model
     code, summary, _ = _solve(capsys, CO, "--accept-suggestion")
     assert code == 0 and summary["path"] == "skill" and summary["skill_id"] == atomization.id
-    assert summary["answer"] == emt_atomization("CO") and summary["llm_calls"] == 1  # the second opinion, no code written
-    assert summary["suggestion"]["accepted"] and [(p["name"], p["value"]) for p in summary["params"]] == [("formula", "CO")]
+    assert summary["answer"] == emt_atomization("CO") and summary["llm_calls"] == 0  # no code written
+    assert summary["suggestion"]["accepted"] and [(p["name"], p["value"]) for p in summary["params"]] == [("formula", "CO"), ("fmax", 0.01)]
     assert open_store(get_settings()).get_skill(atomization.id).stats.uses == 1
 
     scripted([])  # no model at all: the skill binds the question's words now
