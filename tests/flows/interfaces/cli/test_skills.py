@@ -65,7 +65,7 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     expected = _fragment_count("CCO", 1, 6)
     assert expected != _fragment_count("OCc1ccccc1CN", 1, 6)  # the answer shows the parameter was used, not the default
     # the lifted skill: the SMILES and the maximum path length (6) are parameters; the minimum path length does not change the count
-    assert output["success"] and output["params"] == {"value_2": 6, "smiles": "CCO"} and output["answer"] == expected
+    assert output["success"] and output["params"] == {"value": 1, "value_2": 6, "smiles": "CCO"} and output["answer"] == expected
     exported = tmp_path / "skill.json"
     assert main(["skills", "export", "rdkit_fragment_count", "-o", str(exported)]) == 0
     assert main(["skills", "delete", "rdkit_fragment_count"]) == 0
@@ -110,7 +110,7 @@ def test_a_skill_answers_only_inside_what_it_was_verified_on_run_batch_and_expor
     assert main(["skills", "run", by_position.id, "-p", "formula=CO"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.strip() == (
-        f"evoskill skills: {by_position.id} was not verified for formula=CO: "
+        f"evoskill skills: {by_position.id} was not verified for formula=CO, fmax=0.01: "
         "the skill uses the elements of formula by position, verified on N2; CO has another make-up"
     )
     # The rock-salt density takes Na and Cl by position; the fragment count takes a SMILES.

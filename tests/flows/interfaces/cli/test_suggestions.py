@@ -81,7 +81,7 @@ def test_on_a_terminal_the_suggestion_is_asked_first(atomization, scripted, caps
     monkeypatch.setattr("sys.stdin", Terminal("y\n"))
     assert main(["solve", CO]) == 0
     out, err = capsys.readouterr()
-    assert f'This looks like {atomization.id} with formula=CO (it was verified on "{atomization.provenance.query}"). Run it? [y/N]' in err
+    assert f'This looks like {atomization.id} with formula=CO, fmax=0.01 (it was verified on "{atomization.provenance.query}"). Run it? [y/N]' in err
     assert f"Answer: {emt_atomization('CO')}  (skill {atomization.id})" in out
     assert f"Answered through the suggested skill {atomization.id}" in out
 

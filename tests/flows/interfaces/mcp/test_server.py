@@ -182,7 +182,7 @@ def test_solve_offers_a_near_miss_as_a_structured_suggestion_and_runs_it_when_ac
             offered = await client.call_tool("solve", {"query": question})
             Draft202012Validator(solve_tool.output_schema).validate(offered.structured_content)
             suggestion = offered.structured_content["result"]["suggestion"]
-            assert offered.is_error and suggestion["skill_id"] == atomization.id and suggestion["params"] == {"formula": "CO"}
+            assert offered.is_error and suggestion["skill_id"] == atomization.id and suggestion["params"] == {"formula": "CO", "fmax": 0.01}
             assert not suggestion["accepted"] and suggestion["verified_on"] == atomization.provenance.query
             assert "accept_suggestion: true" in offered.content[-1].text and f"This looks like {atomization.id}" in offered.content[-1].text
 
@@ -191,7 +191,7 @@ def test_solve_offers_a_near_miss_as_a_structured_suggestion_and_runs_it_when_ac
             result = accepted.structured_content["result"]
             assert not accepted.is_error and result["path"] == "skill" and result["skill_id"] == atomization.id
             assert result["answer"] == emt_atomization("CO") and result["suggestion"]["accepted"]
-            assert accepted.structured_content["parameters"] == {"formula": "CO"}
+            assert accepted.structured_content["parameters"] == {"formula": "CO", "fmax": 0.01}
 
     anyio.run(session)
     assert question in open_store(get_settings()).get_skill(atomization.id).provenance.queries
