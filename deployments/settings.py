@@ -197,7 +197,10 @@ class Settings(BaseSettings):
     skill_match_threshold: float = Field(
         default=0.3, ge=0.0, le=1.0, description="Similarity for a skill to be tried (binding then decides whether it answers)."
     )
-    skill_exact_threshold: float = Field(default=0.9, ge=0.0, le=1.0, description="Similarity to reuse a skill with no parameters.")
+    skill_exact_threshold: float = Field(
+        default=0.6, ge=0.0, le=1.0,
+        description="Similarity to try a skill with no parameters (binding then requires every value of its own question, and no other).",
+    )  # fmt: skip
     skill_generaliser: Literal["lifting", "llm"] = Field(
         default="lifting",
         description="How an accepted script becomes a skill: 'lifting' (no model: the constants the question states "

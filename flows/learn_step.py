@@ -1,4 +1,5 @@
-"""The learn step after a solve: critic → compile → store, or keep the failure as an experience."""
+"""The learn step after a solve: critic → compile → store (and grow the near misses by the accepted answer), or keep the
+failure as an experience."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from skills.documents import Experience, Provenance, RunRecord
 from skills.store import SkillStore
 from tasks.compile import compile_and_store
 from tasks.critic import critic
+from tasks.grow import grow_near_misses
 from tasks.models import (
     CriticInput,
     Learned,
@@ -85,6 +87,8 @@ def learn_from_solve(
         kept: dict[str, Any] = dict(condition=request.query, source=t.result.flow_run_id, user=request.user)
         save_to_memory(store, "execution", request.query, answer.code, **kept)
         save_to_memory(store, "planning", request.query, _strategy(t, path), **kept)
+        if any(d.near is not None for d in t.skill_declined):
+            learned.grown = grow_near_misses(request, t.skill_declined, answer.answer, store, settings)
     learned.wall_s = watch.elapsed()
     return learned
 

@@ -19,8 +19,9 @@ from deployments.job_runners import JobOutcome, JobRunner, job_runner
 from deployments.progress import report
 from deployments.run_states import failed_state, outcome_of
 from deployments.settings import get_settings
+from skills.domain import checked_params
 from skills.maker import SkillMaker
-from skills.params import params_text, validate_params
+from skills.params import params_text
 from skills.store import open_store
 
 __all__ = ["SkillOutput", "run_skill", "run_skill_flow", "store_outcomes", "job_label"]
@@ -60,7 +61,9 @@ def _run_job(label: str, job: Job, runner: JobRunner) -> JobOutcome:
 def run_skill_flow(skill_ref: str, params: dict[str, Any] | None = None, executor: Literal["local", "dask"] | None = None) -> SkillOutput:
     """Run a learned skill with parameters through jobflow, in this process or on the Dask cluster. No LLM is involved.
 
-    The run ends Failed, with the skill's error as its message, when the skill gives no answer.
+    The run ends Failed, with the skill's error as its message, when the skill gives no answer; parameters that do not
+    fit the skill's schema (``ParameterError``) or lie outside what it was verified on (``OutsideDomain``, each reason
+    named) fail it before anything runs.
 
     Args:
         skill_ref: The skill's id (e.g. ase_emt_atomization-v1) or its name for the latest version.
@@ -70,7 +73,7 @@ def run_skill_flow(skill_ref: str, params: dict[str, Any] | None = None, executo
     settings = get_settings()
     store = open_store(settings)
     skill = store.get_skill(skill_ref)
-    bound = validate_params(skill.parameters, params or {})
+    bound = checked_params(skill, params or {})  # outside what the skill was verified on: refused with the reason, nothing runs
     job = SkillMaker.from_skill(skill).make(**bound)
     chosen = executor or settings.skill_executor
     report("run-skill", "start", f"{job_label(skill.id, bound)} on {chosen}")

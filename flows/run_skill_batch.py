@@ -3,7 +3,8 @@
 Every parameter set is a ``BatchItem`` in the store before anything runs, and each item's
 outcome is written as it arrives, so an interrupted batch loses nothing: running it again by
 its id runs only the items that failed or never finished. Answers go to the JobStore, once
-per item; a worker that dies mid-batch has its items rerun elsewhere by Dask.
+per item; a worker that dies mid-batch has its items rerun elsewhere by Dask. An item outside what the skill was
+verified on (``skills/domain.py``) fails with the reason and never runs; the others run.
 
 >>> summary = run_skill_batch("atomization_energy", [{"formula": f} for f in ["O2", "N2"]])  # doctest: +SKIP
 >>> summary.done, summary.failed                                                            # doctest: +SKIP
@@ -36,6 +37,7 @@ from deployments.run_states import failed_state, outcome_of
 from deployments.settings import get_settings
 from flows.run_skill import job_label, store_outcomes
 from skills.documents import BatchItem, Skill, SkillBatch
+from skills.domain import domain_refusal
 from skills.maker import SkillMaker
 from skills.params import ParameterError, validate_params
 from skills.store import SkillStore, open_store
@@ -143,8 +145,9 @@ def run_skill_batch_flow(
 ) -> BatchSummary:
     """Run a skill once per parameter set (e.g. 1 000 structures) on the Dask cluster or here; rerun a batch's failures.
 
-    Each item is stored before anything runs and its outcome as it arrives; the run ends Failed, naming the failed
-    items, when any failed (run it again with ``batch_id`` alone to rerun only those).
+    Each item is stored before anything runs and its outcome as it arrives; an item outside what the skill was verified
+    on fails with the reason and is not run. The run ends Failed, naming the failed items, when any failed (run it
+    again with ``batch_id`` alone to rerun only those).
 
     Args:
         skill_ref: The skill's id (e.g. ase_emt_atomization-v1) or its name for the latest version.
@@ -169,14 +172,20 @@ def run_skill_batch_flow(
     maker = SkillMaker.from_skill(skill)
     jobs: list[Flow | Job] = []
     by_uuid: dict[str, BatchItem] = {}
+    refused: list[BatchItem] = []
     for item in sorted(items, key=lambda i: i.index):
+        refusal = domain_refusal(skill, item.params)
+        if refusal is not None:  # outside what the skill was verified on: failed with the reason, never run
+            refused.append(item.model_copy(update={"job_uuid": None, "attempts": item.attempts + 1, "status": "failed", "error": str(refusal)}))
+            continue
         job = maker.make(**item.params)
         job.name = f"{skill.id}[{item.index}]"
         jobs.append(job)
         by_uuid[job.uuid] = item.model_copy(update={"job_uuid": job.uuid, "attempts": item.attempts + 1, "status": "pending"})
-    store.put_many(list(by_uuid.values()))  # before anything runs: an interrupted batch keeps every item
+    store.put_many([*refused, *by_uuid.values()])  # before anything runs: an interrupted batch keeps every item
     store.put(batch, reindex=False)  # after its items: a stored batch always has them
-    report("run-skill", "start", f"{batch.id}: {len(jobs)} of {batch.size} items of {skill.id} on {chosen}")
+    report("run-skill", "start", f"{batch.id}: {len(jobs)} of {batch.size} items of {skill.id} on {chosen}"
+           + (f" ({len(refused)} refused: outside what the skill was verified on)" if refused else ""))
     succeeded = 0
     if jobs:
         runner = job_runner(settings, chosen, lambda message: report("run-skill", "progress", message))

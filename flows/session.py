@@ -77,7 +77,7 @@ class Conversation:
         turn = SessionTurn(
             query=query, answer=result.formatted or result.question, success=result.success, path=result.path,
             code=result.code, output=result.output, images=result.images, error=result.error, stages=result.stages,
-            wall_s=result.wall_s, skill_id=result.skill_id, params=result.params, flow_run_id=result.flow_run_id,
+            wall_s=result.wall_s, skill_id=result.skill_id, params=result.params, suggestion=result.suggestion, flow_run_id=result.flow_run_id,
             trajectory_path=result.trajectory_path,
         )  # fmt: skip
         self._save(self.session.turns + [turn])

@@ -1,5 +1,9 @@
 """The solve flow: recall → (clarify | skill | simple | deep) → critic → compile, with the trajectory kept.
 
+A recalled skill declined only for words it was not verified on is offered (``result.suggestion``): with
+``accept_suggestion`` it answers through the skill and learns the question's wording; otherwise the question goes on to
+code as before, and an accepted answer grows the skill when the skill agrees with it (``tasks/grow.py``).
+
 >>> from flows.solve import solve
 >>> result = solve("Compute ... Return a float in eV.")   # doctest: +SKIP
 >>> result.success, result.path, result.skill_id          # doctest: +SKIP
@@ -34,7 +38,7 @@ from flows.session import Conversation, is_feedback
 from skills.answer_spec import read_answer_spec
 from skills.documents import StageRecord
 from skills.store import SkillStore, open_store
-from tasks.bind import SkillChoice, choose_skill, run_bound_skill
+from tasks.bind import choose_recalled, run_bound_skill
 from tasks.debug_strategies import check_strategies
 from tasks.models import (
     FinalAnswer,
@@ -50,9 +54,10 @@ from tasks.output import output_processor
 from tasks.recall import recall
 from tasks.simple import simple_solve
 from tasks.stage import run_stage
+from tasks.suggest import Suggestion, answer_by_suggestion, suggestion
 from tasks.triage import triage
 
-__all__ = ["solve", "solve_flow", "run_solve"]
+__all__ = ["solve", "solve_flow", "run_solve", "suggest"]
 
 OUTPUT_CHARS = 4000
 ARTIFACT_IMAGE_BYTES = 2 * 1024 * 1024  # images inlined in the solve's artifact, together; the rest are named
@@ -69,8 +74,8 @@ def _stages(t: SolveTrajectory) -> list[StageRecord]:
         rows.append(StageRecord(name="recall", wall_s=round(t.recall.wall_s, 4), ok=True))
     if t.skill_run is not None:
         rows.append(_record(t.skill_run))
-    elif t.skill_declined:
-        reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined)
+    elif any(d.tried for d in t.skill_declined):
+        reasons = "; ".join(f"{d.skill_id}: {d.reason}" for d in t.skill_declined if d.tried)
         rows.append(StageRecord(name="skill", wall_s=0.0, ok=False, detail=f"declined: {reasons}"[:500]))
     if t.simple is not None:
         rows.append(_record(t.simple))
@@ -149,16 +154,25 @@ def _last_code(t: SolveTrajectory) -> str | None:
     return None
 
 
-def _route(request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory) -> str:
+def _route(
+    request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory, accept_suggestion: bool
+) -> str:
     """Answer through the best route, filling ``t``; returns the path taken."""
-    choice = choose_skill(request, found.usable_skills(settings)) if found else SkillChoice()
+    choice = choose_recalled(request, found, settings)
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
-        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
+        t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
         store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
         report("solve", "progress", f"skill {choice.match.skill.id} did not answer ({t.skill_run.error}); solving with code")
+    else:
+        offer = t.result.suggestion = suggestion(choice.declined, found, request.user)
+        if offer is not None and accept_suggestion and found is not None:
+            t.skill_run = answer_by_suggestion(request, offer, found, store, settings)
+            if t.skill_run.success:
+                return "skill"
+            report("solve", "progress", f"the suggested {offer.skill_id} did not answer ({t.skill_run.error}); solving with code")
     if settings.triage_llm:
         reply = triage(request, llm)
         if reply.question:
@@ -198,10 +212,27 @@ def _images(execution: ExecutionResult | None, settings: Settings) -> list[str]:
     return copy_images(execution.workdir, settings) if execution is not None and execution.workdir else []
 
 
+def suggest(query: str, settings: Settings, user: str | None = None) -> Suggestion | None:
+    """The skill a solve of ``query`` would offer ``user`` (a near miss), found without an LLM or a flow run: a door asks
+    its user before solving (``evoskill solve`` on a terminal)."""
+    if not (settings.use_memory and settings.continuous_learning) or is_feedback(query):
+        return None
+    request = _request(query, "", user or settings.user)
+    found = recall(request.query, open_store(settings), settings, request.user)
+    choice = choose_recalled(request, found, settings)
+    return suggestion(choice.declined, found, request.user) if choice.match is None else None
+
+
 def run_solve(
-    query: str, settings: Settings, llm: LLMClient | None = None, session: str | None = None, user: str | None = None
+    query: str,
+    settings: Settings,
+    llm: LLMClient | None = None,
+    session: str | None = None,
+    user: str | None = None,
+    accept_suggestion: bool = False,
 ) -> SolveResult:
-    """Solve inside the current flow run (``llm`` is made from settings when not given) as ``user`` (default: the settings')."""
+    """Solve inside the current flow run (``llm`` is made from settings when not given) as ``user`` (default: the settings');
+    ``accept_suggestion``: answer through an offered near miss (``suggest``) rather than code."""
     check_strategies(settings)
     started = time.perf_counter()
     user = user or settings.user
@@ -217,7 +248,7 @@ def run_solve(
         if settings.use_memory and settings.continuous_learning:
             t.recall = recall(request.query, store, settings, user)
         request.context = "\n\n".join(p for p in (t.recall.context() if t.recall else "", request.context) if p)
-        path = _route(request, t.recall, llm, store, settings, t)
+        path = _route(request, t.recall, llm, store, settings, t, accept_suggestion)
     except LLMError as exc:
         error = str(exc)
         report("solve", "failed", error)
@@ -246,6 +277,7 @@ def run_solve(
                 t.learned = learn_from_solve(request, t, path, store, llm, settings)
                 result.learned = t.learned.stored
                 result.skill_id = t.learned.skill_id
+                result.grown = [g.skill_id for g in t.learned.grown if g.grown]
             elif not result.success and not cancel_requested():  # a solve its caller cancelled did not fail on its own
                 remember_failure(store, request, path, result)
         except Exception as exc:  # noqa: BLE001 - reported as the learn stage's failure
@@ -274,6 +306,7 @@ def solve_flow(
     user: str | None = None,
     defer_learning: bool = False,
     inputs: list[str] | None = None,
+    accept_suggestion: bool = False,
 ) -> SolveResult:
     """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn.
 
@@ -289,6 +322,8 @@ def solve_flow(
         user: Whose memories and skills are recalled and kept; the settings' user when empty.
         defer_learning: Store an accepted answer as a skill only when the user then says 'satisfied' (the chat).
         inputs: Files or folders the question's code may read (read-only), besides the configured sandbox inputs.
+        accept_suggestion: Answer through a recalled skill declined only for words it was not verified on (the solve's
+            suggestion), teaching it the question's wording; otherwise the suggestion is reported beside the answer.
     """
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
@@ -297,7 +332,7 @@ def solve_flow(
         settings = settings.model_copy(update={"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in inputs)]})
     if defer_learning and not is_feedback(query):
         settings = settings.model_copy(update={"learn": False})
-    result = run_solve(query, settings, session=session, user=user)
+    result = run_solve(query, settings, session=session, user=user, accept_suggestion=accept_suggestion)
     if result.success or result.path in ("clarify", "feedback"):
         return result
     if cancel_requested():
@@ -313,7 +348,8 @@ def solve(
     user: str | None = None,
     defer_learning: bool = False,
     inputs: list[str] | None = None,
+    accept_suggestion: bool = False,
 ) -> SolveResult:
     """Run the ``solve`` flow and give its ``SolveResult``, answered or not (a solve without an answer ends Failed)."""
-    state = solve_flow(query, backend, model, session, user, defer_learning, inputs, return_state=True)
+    state = solve_flow(query, backend, model, session, user, defer_learning, inputs, accept_suggestion, return_state=True)
     return outcome_of(state)

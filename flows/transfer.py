@@ -23,7 +23,7 @@ from deployments.settings import Settings, get_settings
 from flows.learn import learn_task
 from skills.answer_spec import read_answer_spec
 from skills.store import SkillStore, open_store
-from tasks.bind import choose_skill, run_bound_skill
+from tasks.bind import choose_recalled, run_bound_skill
 from tasks.models import SolveRequest
 from tasks.recall import recall
 from tasks.stage import run_stage
@@ -31,15 +31,15 @@ from tasks.stage import run_stage
 __all__ = ["transfer", "ask_skills"]
 
 
-def ask_skills(query: str, store: SkillStore, settings: Settings, llm: LLMClient | None) -> SkillAnswer:
+def ask_skills(query: str, store: SkillStore, settings: Settings) -> SkillAnswer:
     """The skill path alone: recall, choose a skill that binds the question, run it; no code is written."""
     request = SolveRequest(query=query, spec=read_answer_spec(query))
     found = recall(query, store, settings)
-    choice = choose_skill(request, found.usable_skills(settings))
+    choice = choose_recalled(request, found, settings)
     reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
     if choice.match is None or choice.binding is None:
         return SkillAnswer(reason="; ".join(reasons) or "no skill recalled")
-    run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, llm, settings)
+    run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
     if not run.success:
         return SkillAnswer(params=dict(run.params), reason="; ".join([*reasons, f"{run.skill_id}: {run.error}"]))
     return SkillAnswer(skill_id=run.skill_id, answer=run.answer, params=dict(run.params))
@@ -57,7 +57,7 @@ def transfer(paths: list[str], learn: bool = True, backend: str | None = None, o
     try:
         llm = make_client(settings)
     except LLMError as exc:
-        report("transfer", "progress", f"no LLM ({exc}): learning without the model's rewrite, binding without its second opinion")
+        report("transfer", "progress", f"no LLM ({exc}): learning without the model's rewrite")
     learned = []
     if learn:
         for index, family in enumerate(families, 1):
@@ -65,7 +65,7 @@ def transfer(paths: list[str], learn: bool = True, backend: str | None = None, o
             learned.append(f"{family.family}: {outcome.status} ({outcome.method or outcome.reason})")
             report("transfer", "progress", f"{index}/{len(families)} learned {family.family}: {outcome.status} {outcome.method or ''}")
     result = transfer_report(
-        families, lambda query: ask_skills(query, store, settings, llm), learned, lambda i, n, text: report("transfer", "progress", f"{i}/{n} {text}")
+        families, lambda query: ask_skills(query, store, settings), learned, lambda i, n, text: report("transfer", "progress", f"{i}/{n} {text}")
     )
     write_atomic(folder / "transfer.json", result.model_dump_json(indent=1))
     write_atomic(folder / "transfer.md", result.markdown() + "\n")

@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, JsonValue
 
+from skills.units import unit_spans
+
 __all__ = ["read_answer_spec", "coerce_answer", "consensus_key", "format_answer", "AnswerSpec"]
 
 _TYPES = [
@@ -29,7 +31,6 @@ _TYPES = [
     ("float", r"\b(float|floating[- ]point|decimal number|real number)\b"),
     ("str", r"\b(string|str)\b"),
 ]
-_UNITS = r"(eV/atom|eV/Å|eV/A|meV/atom|meV|eV|kJ/mol|kcal/mol|Hartree|Ha|GPa|MPa|Å\^?3|Å|angstroms?|nm|K|g/cm\^?3|g/mol|amu|Debye)"
 
 
 def read_answer_spec(query: str) -> AnswerSpec:
@@ -43,14 +44,23 @@ def read_answer_spec(query: str) -> AnswerSpec:
             output_type = name
             break
     decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
-    unit = re.search(r"\(unit:\s*([^)]+?)\s*\)", text, re.IGNORECASE) or re.search(
-        rf"\bin (?:units of )?{_UNITS}(?![\w/])", text
-    )
+    unit = re.search(r"\(units?:\s*([^)]+?)\s*\)", text, re.IGNORECASE)
     return AnswerSpec(
         output_type=output_type,  # type: ignore[arg-type]  # "any" or a name from _TYPES: the Literal's values
-        unit=unit.group(1) if unit else None,
+        unit=unit.group(1) if unit else _unit_asked(text),
         decimals=int(decimals.group(1)) if decimals else None,
     )
+
+
+def _unit_asked(text: str) -> str | None:
+    """The unit a question asks for in words ("in g/cm^3", "in units of eV/atom"): the whole expression, ``Å^2`` not ``Å``."""
+    asked = [(end, unit) for start, end, unit in unit_spans(text) if re.search(r"\bin (?:units of )?$", text[:start], re.IGNORECASE)]
+    # "energies in eV per formula unit: ..., E_above_hull in eV/atom?": the unit the question ends on, not one of its data.
+    answered = [unit for end, unit in asked if re.match(r"\s*\?", text[end:])]
+    plain = [unit for end, unit in asked if not re.match(r"\s+per\b", text[end:])]
+    for unit in answered or plain:
+        return unit
+    return None
 
 
 def coerce_answer(value: JsonValue, spec: AnswerSpec) -> tuple[JsonValue, str | None]:

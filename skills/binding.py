@@ -25,99 +25,39 @@ the question asks about 'ionization', which this skill was not verified on
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.chemistry import same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
-from skills.mentions import GENERIC_WORDS, Mention, content_words, find_mentions, stem, words_after, words_before
+from skills.domain import ENTITY_KINDS, changed_substances, hidden_problem, parameter_kind, same_value, value_problem
+from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem
+from skills.numeric import bound_ranges, entry_partners, factor, partner, same_entry, spread, spread_pair, ties, units_differ
 from skills.retrieval import split_name
+from skills.substances import (
+    BindingDeclined,
+    assign_described,
+    assign_entities,
+    equal_mentions,
+    fits,
+    group_value,
+    merge,
+    parts_left_out,
+    restated,
+    restates,
+    value_of,
+)  # fmt: skip
+from skills.terms import asked_quantity, explaining_forms, explains, is_everyday, is_phrase, is_technical
 
-__all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with", "second_opinion"]
-
-ENTITY_KINDS = ("formula", "element", "smiles")
-MAX_CANDIDATES = 8
-
-
-class BindingDeclined(ValueError):
-    """The skill will not answer this question; the message says why."""
+__all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
 
 class Binding(BaseModel):
     params: dict[str, JsonValue] = Field(default_factory=dict)
     bound: list[BoundValue] = Field(default_factory=list)
-
-
-def parameter_kind(prop: dict[str, Any]) -> str:
-    """A parameter's kind: as recorded by the generaliser, else read from its default."""
-    if prop.get("kind"):
-        return str(prop["kind"])
-    default = prop.get("default")
-    if isinstance(default, bool):
-        return "boolean"
-    if isinstance(default, int):
-        return "integer"
-    if isinstance(default, float):
-        return "number"
-    if isinstance(default, str):
-        if is_element(default):
-            return "element"
-        if is_formula(default):
-            return "formula"
-        if canonical_smiles(default) and re.search(r"[a-z=#()\[\]\d]", default):
-            return "smiles"
-        return "word"
-    return "other"
-
-
-def _value(mention: Mention, kind: str) -> str | None:
-    """What a mention means as a value of ``kind`` (None when it cannot be one)."""
-    if kind == "element":
-        return mention.element
-    if kind == "formula":
-        return mention.formula if mention.kind != "smiles" or mention.formula else None
-    if kind == "smiles":
-        return mention.smiles
-    return None
-
-
-def _same(kind: str, a: Any, b: Any) -> bool:
-    if kind == "formula":
-        return same_formula(str(a), str(b))
-    if kind == "smiles":
-        return canonical_smiles(str(a)) == canonical_smiles(str(b)) is not None
-    return bool(a == b)
-
-
-def _equal_mentions(a: Mention, b: Mention) -> bool:
-    """Whether two mentions state the same value (in some reading both allow)."""
-    if a.kind == "number" or b.kind == "number":
-        return a.kind == b.kind and a.number == b.number
-    return any(_value(a, k) is not None and _value(b, k) is not None and _same(k, _value(a, k), _value(b, k)) for k in ENTITY_KINDS)
-
-
-def _merge(mentions: list[Mention]) -> list[list[Mention]]:
-    """Entity mentions grouped by the value they state ("naphthalene (SMILES c1ccc2ccccc2c1)" is one value)."""
-    groups: list[list[Mention]] = []
-    for mention in mentions:
-        home = next((g for g in groups if all(_equal_mentions(mention, other) for other in g)), None)
-        if home is None:
-            groups.append([mention])
-        else:
-            home.append(mention)
-    return groups
-
-
-def _group_value(group: list[Mention], kind: str) -> str | None:
-    values = [_value(m, kind) for m in group]
-    if any(v is None for v in values):
-        return None
-    written = next((m.text for m in group if m.kind in ("formula", "smiles") and _value(m, kind) is not None), None)
-    return written or values[0]
 
 
 def _source(question: str, mentions: list[Mention], name: str, prop: dict[str, Any], kind: str) -> Mention | None:
@@ -127,77 +67,55 @@ def _source(question: str, mentions: list[Mention], name: str, prop: dict[str, A
         if kind == "number" or kind == "integer":
             if mention.kind == "number" and isinstance(default, (int, float)) and mention.number == float(default):
                 return mention
-        elif kind in ENTITY_KINDS and _value(mention, kind) is not None and _same(kind, _value(mention, kind), default):
+        elif kind in ENTITY_KINDS and value_of(mention, kind) is not None and same_value(kind, value_of(mention, kind), default):
             return mention
         elif kind == "formula" and prop.get("derives") and mention.formula and same_formula(mention.formula, str(default)):
             return mention
     return None
 
 
-def _ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substance_words: frozenset[str] = frozenset()) -> int:
-    """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words, 1 by unit.
-
-    The verified question's words around the value count only when they describe it: not weak words,
-    and not the substance's name ("magnesium with a = ..." does not make every number after magnesium an a).
-    """
-    if _units_differ(mention.unit, prop.get("unit")):
-        return 0  # 300 K is never an fmax in eV/Å, whatever the words around it
-    before = query[: mention.start]
-    if len(name) <= 2:
-        if re.search(rf"(?<![\w]){re.escape(name)}\s*(?:=|:|is|of)?\s*$", before):
-            return 3
-    elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
-        return 3
-    cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
-    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
-    if cue & set(words_before(query, mention.start, 5)) or cue_after & set(words_after(query, mention.end, 2)):
-        return 2
-    if prop.get("unit") and mention.unit == prop.get("unit"):
-        return 1
-    return 0
+def _check_value(name: str, prop: dict[str, Any], value: Any) -> None:
+    """Refuse a value outside what the skill was verified for (``skills/domain.py``: kind, bounds, make-up)."""
+    problem = value_problem(name, prop, value)
+    if problem:
+        raise BindingDeclined(problem)
 
 
-# Words that tie nothing: articles and prepositions, and the words of questions, formats and rewording ("Return", "molecule").
-_WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
-
-
-def _stoichiometry(formula: str) -> list[float]:
-    from pymatgen.core import Composition
-
-    composition = Composition(formula)
-    return [composition[e] for e in formula_elements(formula)]
-
-
-def _check_value(name: str, prop: dict[str, Any], kind: str, value: Any) -> None:
-    """Refuse a value outside what the skill was verified for (kind, bounds, make-up)."""
-    if kind == "element" and not is_element(str(value)):
-        raise BindingDeclined(f"{value!r} is not an element symbol, and {name} takes one")
-    if kind == "formula":
-        if not is_formula(str(value)):
-            raise BindingDeclined(f"{value!r} is not a formula, and {name} takes one")
-        default = str(prop.get("default"))
-        if prop.get("derives") and _stoichiometry(str(value)) != _stoichiometry(default):
-            raise BindingDeclined(
-                f"the skill uses the elements of {name} by position, verified on {default}; {value} has another make-up"
-            )
-    if kind == "smiles" and canonical_smiles(str(value)) is None:
-        raise BindingDeclined(f"{value!r} is not a SMILES RDKit can read, and {name} takes one")
-    if kind in ("number", "integer"):
-        if "exclusiveMinimum" in prop and not float(value) > prop["exclusiveMinimum"]:
-            raise BindingDeclined(f"{name} must be above {prop['exclusiveMinimum']} (got {value})")
-        if "minimum" in prop and not float(value) >= prop["minimum"]:
-            raise BindingDeclined(f"{name} must be at least {prop['minimum']} (got {value})")
-        if kind == "integer" and not float(value).is_integer():
-            raise BindingDeclined(f"{name} takes a whole number (got {value})")
-
-
-def _vocabulary(skill: Skill) -> set[str]:
-    """What the skill was verified on, in words: its questions, description, parameter words and the names its code uses."""
+def _vocabulary(skill: Skill) -> frozenset[str]:
+    """What the skill was verified on, in words (every form of them): its questions, description, parameter words and the
+    names its code uses."""
     texts = [skill.provenance.query or skill.description, *skill.provenance.queries, skill.description, skill.name.replace("_", " ")]
     for name, prop in skill.parameters.get("properties", {}).items():
         texts += [name.replace("_", " "), str(prop.get("description", ""))]
     texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
-    return set().union(*(content_words(t) for t in texts))
+    return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
+
+
+def _unexplained(skill: Skill, query: str, asked: list[Mention]) -> list[str]:
+    """The question's words the skill was not verified on that matter: its technical words ("no relaxation" counts as
+    "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
+    vocabulary = _vocabulary(skill)
+    found = []
+    for word, before, negated in question_words(query, asked):
+        if negated and explains(vocabulary, "un" + word):
+            continue  # "no relaxation" is what an unrelaxed skill computes
+        if negated and not is_everyday(word) and explains(vocabulary, word):
+            found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
+        elif explains(vocabulary, word):
+            continue
+        elif is_technical(word):
+            found.append(word)
+        elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
+            found += [w for w in (before, word) if not explains(vocabulary, w)]
+    quantity = asked_quantity(query)
+    head = quantity[-1] if quantity else ""  # what is asked for, however ordinary: "the molar *volume*", "the mass *percent*"
+    if len(head) > 2 and head not in GENERIC_WORDS and head not in _PRONOUNS and not explains(vocabulary, head):
+        found.append(head)
+    return list(dict.fromkeys(found))
+
+
+# What a question may ask "for" without naming a quantity ("count them", "give me that").
+_PRONOUNS = frozenset("them it this that these those they one ones all both each either".split())
 
 
 def _code_names(code: str) -> set[str]:
@@ -217,52 +135,17 @@ def _stated(mention: Mention) -> str:
     return mention.formula or mention.smiles or mention.element or mention.kind
 
 
-def _units_differ(asked: str | None, given: str | None) -> bool:
-    def norm(unit: str) -> str:
-        return re.sub(r"[\s^]", "", unit).replace("Å", "A").replace("angstroms", "A").replace("angstrom", "A").lower()
-
-    return bool(asked and given) and norm(asked or "") != norm(given or "")
-
-
 def _answer_differs(skill: Skill, query: str) -> str | None:
     """Why the answer the question asks for cannot be this skill's (another unit or kind of value), or None."""
     spec = read_answer_spec(query)
-    if _units_differ(spec.unit, skill.unit):
+    if units_differ(spec.unit, skill.unit):
         return f"the question asks for {spec.unit}; the skill gives {skill.unit}"
+    if spec.unit and "%" in spec.unit and not skill.unit:  # a per cent is a hundred times the fraction a unitless skill gives
+        return f"the question asks for {spec.unit}; the skill gives a value without a unit"
     kinds = {spec.output_type, skill.output_type}
     if "any" not in kinds and len(kinds) > 1 and kinds != {"int", "float"}:
         return f"the question asks for a {spec.output_type}; the skill gives a {skill.output_type}"
     return None
-
-
-def _assign_entities(groups: list[list[Mention]], slots: list[tuple[str, str]]) -> dict[str, list[Mention]]:
-    """The one way to give every entity value of the question to exactly one compatible parameter, else decline."""
-    if len(groups) > MAX_CANDIDATES:
-        raise BindingDeclined(f"the question names {len(groups)} substances; too many to bind safely")
-    solutions = []
-    for choice in itertools.product(range(len(slots)), repeat=len(groups)):
-        if len(set(choice)) != len(choice) or len(choice) != len(slots):
-            continue
-        if all(_group_value(groups[g], slots[s][1]) is not None for g, s in enumerate(choice)):
-            solutions.append(choice)
-    names = ", ".join(repr(g[0].text) for g in groups)
-    if not solutions:
-        wanted = ", ".join(f"{n} ({k})" for n, k in slots) or "no substance"
-        raise BindingDeclined(f"the question names {names or 'no substance'}; the skill takes {wanted}")
-    if len(solutions) > 1:
-        ordered = [c for c in solutions if list(c) == sorted(c)]  # several of one kind: in the order the skill lists them
-        if len(ordered) != 1:
-            raise BindingDeclined(f"cannot tell which of {names} goes to which parameter")
-        solutions = ordered
-    return {slots[s][0]: groups[g] for g, s in enumerate(solutions[0])}
-
-
-def _fits(groups: list[list[Mention]], left_out: list[Mention], slots: list[tuple[str, str]]) -> bool:
-    try:
-        _assign_entities([g for g in groups if g is not left_out], slots)
-    except BindingDeclined:
-        return False
-    return True
 
 
 def bind(skill: Skill, query: str) -> Binding:
@@ -273,70 +156,163 @@ def bind(skill: Skill, query: str) -> Binding:
     asked, known = find_mentions(query), find_mentions(verified)
     sources = {name: _source(verified, known, name, prop, kinds[name]) for name, prop in properties.items()}
     source_spans = {(m.start, m.text) for m in sources.values() if m is not None}
-    context = [m for m in known if (m.start, m.text) not in source_spans]
-    fresh = [m for m in asked if not any(m.text == c.text and _equal_mentions(m, c) for c in context)]
+    # The verified question's constants: what no parameter came from ("naphthalene (SMILES c1ccc2ccccc2c1)" is one source).
+    context = [m for m in known if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
+    fresh = [m for m in asked if not any(restates(m, c) for c in context)]
+    # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
+    fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
+    if any(_REPEAT.fullmatch(m.text) for m in asked):  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat
+        fresh = [m for m in fresh if m.counted != "atom"]
 
     differs = _answer_differs(skill, query)
     if differs:
         raise BindingDeclined(differs)
-    unexplained = sorted(content_words(query, asked) - _vocabulary(skill))
+    unexplained = _unexplained(skill, query, asked)
     if unexplained:
-        written = {stem(w): w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']*", query)}
-        shown = ", ".join(repr(written.get(w, w)) for w in unexplained[:4])
+        shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
+    twice = restated(context, asked, known)
+    if twice:
+        raise BindingDeclined(twice)
     if not properties:
-        missing = [_stated(m) for m in known if not any(_equal_mentions(m, a) for a in asked)]
+        said = [c for c in context if any(factor(c, a) for a in asked)]  # 0.95 and 1.05 said as ±5 %
+        missing = [_stated(m) for m in known if not any(equal_mentions(m, a) for a in asked) and m not in said]
         if fresh or missing:
             parts = [m.text for m in fresh] + [f"no {t}" for t in missing]
             raise BindingDeclined(f"the skill has no parameters and answers only its own question; this one differs ({', '.join(parts[:4])})")
         return Binding()
 
     binding = Binding()
-    entity_slots = sorted(
+    free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
+    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
+    if free is not None:
+        _stated_for(free, binding, properties, kinds, skill.tunables)
+    _bind_defaults(binding, properties, kinds, query, skill.tunables)
+    hidden = hidden_problem(skill, binding.params, unset="the question does not state")
+    if hidden:
+        raise BindingDeclined(hidden)
+    return binding
+
+
+def _bind_substances(
+    binding: Binding, skill: Skill, query: str, sources: dict[str, Mention | None], fresh: list[Mention]
+) -> list[Mention] | None:
+    """Give each substance the question states to the one parameter of its kind (``skills/substances.py``), else decline;
+    returns the substance left to no parameter because the answer was shown not to depend on it, if there is one."""
+    properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
+    kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
+    slots = sorted(
         ((n, k) for n, k in kinds.items() if k in ENTITY_KINDS),
         key=lambda nk: sources[nk[0]].start if sources[nk[0]] is not None else 10**9,  # type: ignore[union-attr]  # None sorted last
     )
-    groups = _merge([m for m in fresh if m.kind != "number"])
+    groups = merge(parts_left_out(fresh, query))
+    left: list[Mention] | None = None
     try:
-        entities = _assign_entities(groups, entity_slots)
-    except BindingDeclined:
+        entities = assign_entities(groups, slots)
+    except BindingDeclined as declined:
         # A substance the answer was shown not to depend on (the element of a volume-per-atom from a lattice constant).
-        free = [g for g in groups if any(_group_value(g, k) is not None for k in skill.independent_of)]
-        if len(free) != 1 or not _fits(groups, free[0], entity_slots):
-            raise
-        entities = _assign_entities([g for g in groups if g is not free[0]], entity_slots)
+        free = [g for g in groups if any(group_value(g, k) is not None for k in skill.independent_of)]
+        if len(free) == 1 and fits(groups, free[0], slots):
+            entities = assign_entities([g for g in groups if g is not free[0]], slots)
+            left = free[0]
+        elif (described := assign_described(groups, slots)) is not None:
+            entities = described
+        else:
+            raise declined from None
     for name, group in entities.items():
-        value = _group_value(group, kinds[name])
-        _check_value(name, properties[name], kinds[name], value)
+        value = group_value(group, kinds[name])
+        _check_value(name, properties[name], value)
         binding.params[name] = value
         binding.bound.append(BoundValue(name=name, value=value, words=" / ".join(m.text for m in group)))
+    return left
 
-    numbers = [m for m in fresh if m.kind == "number"]
+
+def _stated_for(
+    free: list[Mention], binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], tunables: list[str]
+) -> None:
+    """Decline unless the question states every number for the substance no parameter takes: the verified lattice
+    constant of silicon never stands in for germanium's, though the code does not read which element it is."""
+    for name, prop in properties.items():
+        if kinds[name] in ("number", "integer") and name not in binding.params and name not in tunables:
+            raise BindingDeclined(f"the question does not state {name} for {free[0].text}; the verified {prop.get('default')} belongs to another substance")
+
+
+def _bind_numbers(
+    binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, verified: str,
+    asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
+    tunables: list[str],
+) -> None:  # fmt: skip
+    """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``).
+
+    A number of the same value as a constant of the verified question, written otherwise ("within 3 Å" for its 3.0), may
+    restate it: it is that constant when the parameter it would go to has a value from another number, and when it
+    has none the skill cannot tell which it is and declines."""
+    for mention in (m for m in fresh if m.plus_minus):
+        pair = spread_pair(properties, kinds)
+        if pair is None:
+            raise BindingDeclined(f"the question states {mention.text}, which no pair of factors of this skill takes")
+        for name, value in zip(pair, (1 - (mention.number or 0) / 100, 1 + (mention.number or 0) / 100), strict=True):
+            _check_value(name, properties[name], value)
+            binding.params[name] = round(value, 12)
+            binding.bound.append(BoundValue(name=name, value=binding.params[name], words=mention.text))
+    numbers = [m for m in fresh if not m.plus_minus]
+    alike = [m for m in numbers if any(c.kind == "number" and not c.plus_minus and c.number == m.number for c in context)]
+    numbers = [m for m in numbers if m not in alike] + alike  # the plain values first: they say which parameters are taken
     substance_words = frozenset(stem(w) for m in known + asked if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text))
     numeric = [n for n, k in kinds.items() if k in ("number", "integer")]
+    ranged = bound_ranges(verified, known, sources, query, numbers)
+    partners = entry_partners(verified, known, sources, numeric)
     for mention in numbers:
-        strengths = {name: _ties(query, mention, name, properties[name], substance_words) for name in numeric}
+        strengths = {name: ties(query, mention, name, properties[name], substance_words) for name in numeric}
+        if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
+            strengths = {name: 4.0 if name == ranged[mention.start] else 0.0 for name in numeric}
+        listed_with = partner(query, asked, mention)
+        words = {b.name: b.words for b in binding.bound}
+        for name, verified_partner in partners.items():
+            if listed_with is not None and same_entry(listed_with, verified_partner, words, sources):
+                strengths[name] = max(strengths[name], 2.6)  # "Li2O -6.2" goes where "Li2O -6.0" went
+        if _REPEAT.fullmatch(mention.text):  # "3×3×3" repeats a cell: a count, never a length
+            strengths = {name: s if kinds[name] == "integer" else 0.0 for name, s in strengths.items()}
+        if mention.counted or _REPEAT.fullmatch(mention.text):  # "a 64-atom cell" never sets the 3 of a 3x3x3 repeat
+            strengths = {name: max(s, 2.0) if _counts_alike(mention, sources.get(name)) else 0.0 for name, s in strengths.items()}
+        fraction = mention.number is not None and not float(mention.number).is_integer()
+        if fraction and any(s > 0 and kinds[name] != "integer" for name, s in strengths.items()):  # 3.52 Å: a length, not a repeat
+            strengths = {name: s if kinds[name] != "integer" else 0.0 for name, s in strengths.items()}
+        # A setting (``tunables``) is stated by its name or words; by its unit alone a number is rather the material's.
+        strengths = {name: 0.5 if s == 1 and name in tunables else s for name, s in strengths.items()}
         best = max(strengths.values(), default=0)
         tied = [name for name, s in strengths.items() if s == best and best > 0]
+        restating = [name for name, s in strengths.items() if s > 0 and _is_default(properties[name], mention.number)]
+        if best <= 1 and len(restating) == 1:
+            tied = restating  # "within 3 Å" for the verified 3.0 cutoff, beside a lattice constant in Å: the value it restates
         if not tied:
-            raise BindingDeclined(f"the question states {mention.text}{' ' + mention.unit if mention.unit and mention.unit not in mention.text else ''}, which no parameter of this skill takes")
+            unit = f" {mention.unit}" if mention.unit and mention.unit not in mention.text else ""
+            raise BindingDeclined(f"the question states {mention.text}{unit}, which no parameter of this skill takes")
         if len(tied) > 1:
             raise BindingDeclined(f"cannot tell whether {mention.text} is {' or '.join(tied)}")
         name = tied[0]
+        if mention in alike:
+            if name in binding.params:
+                continue  # the verified question's constant, restated
+            raise BindingDeclined(f"cannot tell whether {mention.text} sets {name} or restates the verified question's constant")
         if name in binding.params:
             raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         number = float(mention.number or 0.0)
-        _check_value(name, properties[name], kinds[name], number)
+        _check_value(name, properties[name], number)
         binding.params[name] = int(number) if kinds[name] == "integer" else number
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))
 
-    changed = [n for n in entities if not _same(kinds[n], binding.params[n], properties[n].get("default"))]
+
+def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, tunables: list[str]) -> None:
+    """Leave each parameter the question does not state at its verified default, where that default can stand: a number
+    for another substance only when it is a setting that did not change the verified answer (``Skill.tunables``)."""
+    changed = changed_substances(properties, binding.params)
     for name, prop in properties.items():
         if name in binding.params:
             continue
         if kinds[name] in ("number", "integer") and _speaks_of(query, name):
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
-        if changed and kinds[name] in ("number", "integer"):
+        if changed and kinds[name] in ("number", "integer") and name not in tunables:
             raise BindingDeclined(
                 f"the question does not state {name} for {binding.params[changed[0]]}; "
                 f"the verified {prop.get('default')} belongs to {properties[changed[0]].get('default')}"
@@ -345,12 +321,19 @@ def bind(skill: Skill, query: str) -> Binding:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
-    if changed and skill.hidden_inputs:
-        raise BindingDeclined(
-            f"the skill also uses {skill.hidden_inputs[0]}, which the question does not state and which may belong to "
-            f"{properties[changed[0]].get('default')}, not {binding.params[changed[0]]}"
-        )
-    return binding
+
+
+_REPEAT = re.compile(r"\d+\s*[x×]\s*\d+(?:\s*[x×]\s*\d+)?")
+
+
+def _counts_alike(mention: Mention, source: Mention | None) -> bool:
+    """Whether a count states what the verified value counted: atoms for atoms, a repeat for a repeat."""
+    return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
+
+
+def _is_default(prop: dict[str, Any], number: float | None) -> bool:
+    default = prop.get("default")
+    return number is not None and isinstance(default, (int, float)) and not isinstance(default, bool) and float(default) == number
 
 
 def ran_with(bound: list[BoundValue], params: dict[str, Any]) -> list[BoundValue]:
@@ -369,17 +352,3 @@ def _speaks_of(query: str, name: str) -> bool:
 def _words(query: str, mention: Mention) -> str:
     before = re.findall(r"[^\s(]+", query[: mention.start])[-4:]
     return re.sub(r"([=:])\s+", r"\1", " ".join([*before, mention.text]))
-
-
-def second_opinion(binding: Binding, proposed: dict[str, Any], query: str) -> None:
-    """Decline when the model read another value of the question for a parameter (it can only make the skill decline)."""
-    asked = find_mentions(query)
-    for bound in binding.bound:
-        value = proposed.get(bound.name)
-        if value is None or value == bound.value or bound.words == DEFAULT_WORDS:
-            continue
-        if isinstance(value, (int, float)) and isinstance(bound.value, (int, float)) and float(value) == float(bound.value):
-            continue
-        other = [m for m in asked if (m.kind == "number" and isinstance(value, (int, float)) and m.number == float(value)) or m.text == str(value)]
-        if other and not any(m.text in bound.words.split(" / ") for m in other):
-            raise BindingDeclined(f"the question can be read two ways: {bound.name} = {bound.value} ({bound.words}) or {value}")

@@ -17,17 +17,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from pymatgen.core import Composition, Element
 
 __all__ = [
-    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements", "formula_text", "canonical_smiles",
-    "resolve_name", "element_neighbours",
+    "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
+    "homonuclear", "formula_text", "molecule", "canonical_smiles",
+    "resolve_name", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*)+")
-# Capitalised English words that are also element symbols: read as words, not as elements.
-_WORDS_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
+WORD_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
+"""Capitalised English words that are also element symbols: read as words unless written mid-sentence ("Ga and As")."""
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,12 @@ class NamedChemical:
 
 
 def is_element(text: str) -> bool:
-    return text not in _WORDS_LIKE_SYMBOLS and Element.is_valid_symbol(text)
+    return text not in WORD_LIKE_SYMBOLS and Element.is_valid_symbol(text)
 
 
 def is_formula(text: str) -> bool:
     """A written formula such as ``N2``, ``NaCl``, ``CsPbI3`` or ``Cu`` (not ``FCC``, ``CIF`` or ``In``)."""
-    if not _FORMULA.fullmatch(text) or text in _WORDS_LIKE_SYMBOLS:
+    if not _FORMULA.fullmatch(text) or text in WORD_LIKE_SYMBOLS:
         return False
     if len(text) >= 3 and text.isupper() and not any(c.isdigit() for c in text):
         return False  # acronyms: FCC, BCC, HCP, CIF, SCF, VASP
@@ -82,13 +84,40 @@ def _rdkit():  # noqa: ANN202 - rdkit's Chem module, loaded on first use (it is 
     return Chem
 
 
-@cache
-def canonical_smiles(text: str) -> str | None:
-    """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
+def molecule(text: str) -> Any:
+    """RDKit's molecule of a SMILES, or None when it is not one RDKit can parse (or has no atom)."""
     if not text or any(c.isspace() for c in text):
         return None
     mol = _rdkit().MolFromSmiles(text)
-    return _rdkit().MolToSmiles(mol) if mol is not None and mol.GetNumAtoms() else None
+    return mol if mol is not None and mol.GetNumAtoms() else None
+
+
+@cache
+def canonical_smiles(text: str) -> str | None:
+    """RDKit's canonical SMILES of ``text``, or None when it is not a SMILES RDKit can parse."""
+    mol = molecule(text)
+    return _rdkit().MolToSmiles(mol) if mol is not None else None
+
+
+@cache
+def flat_smiles(text: str) -> str | None:
+    """RDKit's canonical SMILES of ``text`` without stereochemistry: the molecule's connectivity, to compare."""
+    mol = molecule(text)
+    if mol is None:
+        return None
+    _rdkit().RemoveStereochemistry(mol)
+    return str(_rdkit().MolToSmiles(mol))
+
+
+@cache
+def smiles_formula(text: str) -> str | None:
+    """The molecular formula of a SMILES (``CCO`` → ``C2H6O``), or None when RDKit cannot read it."""
+    mol = molecule(text)
+    if mol is None:
+        return None
+    from rdkit.Chem.rdMolDescriptors import CalcMolFormula
+
+    return formula_text(re.sub(r"[+-]\d*$", "", CalcMolFormula(mol)))
 
 
 @cache
@@ -117,6 +146,17 @@ def resolve_name(phrase: str) -> NamedChemical | None:
         return NamedChemical(formula=element, element=element) if element else None
     smiles = canonical_smiles(found.smiles) if found.smiles else None
     return NamedChemical(formula=formula, smiles=smiles, element=element, name=found.common_name)
+
+
+_COUNTS = {"di": 2, "tri": 3, "tetra": 4}
+
+
+def homonuclear(phrase: str) -> str | None:
+    """The formula of a molecule of one element named by its count ("dinitrogen" → N2, "trioxygen" → O3), or None."""
+    for prefix, count in _COUNTS.items():
+        if phrase.startswith(prefix) and (symbol := _element_names().get(phrase[len(prefix) :])):
+            return f"{symbol}{count}"
+    return None
 
 
 def element_neighbours(symbol: str) -> list[str]:

@@ -274,4 +274,5 @@ def _accept(result: CompileResult, request: CompileRequest, candidate: Candidate
         method=method,
         hidden_inputs=result.relevance.hidden_inputs if method == "lifted" and result.relevance else [],
         independent_of=result.relevance.independent_of if method == "lifted" and result.relevance else [],
+        tunables=result.relevance.tunables if method == "lifted" and result.relevance else [],
     )

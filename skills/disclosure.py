@@ -6,7 +6,9 @@ other phrasings, the task and the flow run that show them), its parameters' ``so
 imported it) and shown to them alone. Every other user sees the skill as it works: what it returns, the library
 calls of its code, its parameters' names, kinds, units and bounds, and its code without comments or docstrings.
 A skill of the starter library (learned from evoskill's own task files: nobody's words) is shown whole to everyone;
-a skill with no teacher recorded that is not one of them is shown to nobody whole.
+a skill with no teacher recorded that is not one of them is shown to nobody whole. A question a skill grew by later
+(``Provenance.asked_by``: its answer agreed with an accepted one, or its asker accepted it) is its asker's words, shown
+to them alone.
 
 >>> from skills.documents import Provenance, Skill, TestCase
 >>> code = "from ase.build import molecule\\n\\n\\ndef run(formula: str = 'N2') -> int:\\n    '''For my secret project.'''\\n    return len(molecule(formula))\\n"
@@ -30,8 +32,8 @@ import sys
 from typing import Any
 
 from skills import STARTER_LIBRARY
-from skills.binding import parameter_kind
 from skills.documents import Provenance, Skill
+from skills.domain import parameter_kind
 
 __all__ = ["TEACHER_KEYS", "from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view"]
 
@@ -165,11 +167,24 @@ def bare_code(code: str, docstring: str = "") -> str:
     return ast.unparse(tree) + "\n"
 
 
+def _own_wordings(skill: Skill, viewer: str | None) -> Skill:
+    """The skill without the questions other askers than ``viewer`` added to it (``Provenance.asked_by``)."""
+    made = skill.provenance
+    others = {query for query, asker in made.asked_by.items() if asker != viewer}
+    if not others:
+        return skill
+    kept = made.model_copy(update={
+        "queries": [q for q in made.queries if q not in others], "asked_by": {q: a for q, a in made.asked_by.items() if q not in others},
+    })  # fmt: skip
+    return skill.model_copy(update={"provenance": kept})
+
+
 def shared_view(skill: Skill, viewer: str | None) -> Skill:
     """The skill as ``viewer`` sees it: whole for its teacher (and anyone, for a starter skill), else without its
-    teacher's words — described from its code and parameters. For showing and prompting only: run the stored skill."""
+    teacher's words — described from its code and parameters; a question another asker taught it is theirs alone
+    (``Provenance.asked_by``). For showing and prompting only: run the stored skill."""
     if shows_words_to(skill, viewer):
-        return skill
+        return _own_wordings(skill, viewer)
     properties = {
         name: {**{k: v for k, v in prop.items() if k not in TEACHER_KEYS}, "description": parameter_text(name, prop)}
         for name, prop in skill.parameters.get("properties", {}).items()

@@ -37,6 +37,7 @@ __all__ = [
     "Preference",
     "BoundValue",
     "DEFAULT_WORDS",
+    "Suggestion",
     "SessionTurn",
     "Session",
     "RunRecord",
@@ -103,7 +104,18 @@ class Provenance(BaseModel):
         description="Its teacher: who asked the question it was learned from, or learned or imported it; only they see its words "
         "(skills/disclosure.py). None: the starter library's.",
     )
+    asked_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="The questions of queries that joined it by evidence (its answer agreed, or its asker accepted it), each with "
+        "who asked it: shown to that asker only (skills/disclosure.py).",
+    )
     created: datetime = Field(default_factory=_now)
+
+    def with_wording(self, query: str, asker: str) -> Provenance:
+        """This provenance with ``query`` among its verified questions (unchanged when it is one already)."""
+        if query in (self.query, *self.queries):
+            return self
+        return self.model_copy(update={"queries": [*self.queries, query], "asked_by": {**self.asked_by, query: asker}})
 
 
 class SkillStats(BaseModel):
@@ -138,6 +150,13 @@ class Skill(_Document):
     independent_of: list[str] = Field(
         default_factory=list,
         description="Kinds of stated value (element, formula, smiles) that other values were shown not to change the answer for.",
+    )
+    tunables: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Stated numbers whose other values gave the same answer on the verified example (a convergence setting such as fmax or "
+            "a supercell size): the skill runs with the value a question states, and the default may stand for another substance."
+        ),
     )
 
     @field_validator("parameters")
@@ -211,6 +230,25 @@ class BoundValue(BaseModel):
         return f"{self.name}={self.value!r} ({source})"
 
 
+class Suggestion(BaseModel):
+    """A recalled skill that every value of the question binds, declined only for words it was not verified on: offered
+    to the asker (who may run it), not dropped."""
+
+    skill_id: str
+    params: dict[str, JsonValue] = Field(default_factory=dict, description="What it would run with (defaults filled in).")
+    bound: list[BoundValue] = Field(default_factory=list, description="Each parameter with the question's words it came from.")
+    verified_on: str = Field(description="The question it was verified on, as the asker may see it, or what it computes.")
+    reason: str = Field(description="Why it declined: the words it was not verified on.")
+    accepted: bool = Field(default=False, description="The asker accepted it and the skill answered.")
+
+    def offer(self) -> str:
+        """``This looks like ase_emt_atomization-v1 with formula=CO (it was verified on "…"). Run it?``"""
+        stated = [b for b in self.bound if b.words != DEFAULT_WORDS]
+        values = ", ".join(f"{b.name}={b.value}" for b in stated)
+        with_values = f" with {values}" if values else ""
+        return f'This looks like {self.skill_id}{with_values} (it was verified on "{self.verified_on}"). Run it?'
+
+
 class SessionTurn(BaseModel):
     """One question and what came back: the answer (or the question asked back), its code, output, images and stages."""
 
@@ -226,6 +264,7 @@ class SessionTurn(BaseModel):
     wall_s: float = Field(default=0.0, description="The solve's wall time (its stages may overlap: debug branches run in parallel).")
     skill_id: str | None = None
     params: list[BoundValue] = Field(default_factory=list, description="Skill path: every parameter the skill ran with.")
+    suggestion: Suggestion | None = Field(default=None, description="A skill offered for the question (the chat's button runs it).")
     flow_run_id: str | None = None
     trajectory_path: str | None = None
     satisfied: bool = False

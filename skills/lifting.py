@@ -127,8 +127,8 @@ def _sites(tree: ast.Module) -> list[Site]:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Expr) or isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
             continue  # docstrings and f-strings
-        if isinstance(parent, ast.Subscript) and parent.slice is node:
-            continue  # an index, not a value
+        if isinstance(parent, ast.Subscript) and parent.slice is node and not isinstance(value, str):
+            continue  # an index, not a value (a key such as the "Mn" of guesses["Mn"] may be a stated value)
         site = Site(node=node, value=value)
         if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             site.assigned = parent.targets[0].id
@@ -238,7 +238,9 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "run" for n in tree.body):
         raise LiftError("the script already defines run()")
     question = questions[0] if questions else ""
-    mentions = find_mentions(question)
+    found = find_mentions(question)
+    # An element named as a part ("the Si-Si distance in silicon") is the substance named elsewhere, not a second statement of it.
+    mentions = [m for m in found if not (m.part and any(o.element == m.element and not o.part for o in found))]
     sites = _sites(tree)
     aliases = _aliases(tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)

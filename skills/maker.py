@@ -17,7 +17,7 @@ from jobflow import Job, Maker, job
 
 from deployments.settings import get_settings
 from skills.documents import Skill
-from skills.params import validate_params
+from skills.domain import checked_params
 from skills.runner import run_skill
 
 __all__ = ["SkillMaker", "run_skill_job"]
@@ -29,9 +29,10 @@ class SkillRunError(RuntimeError):
 
 @job
 def run_skill_job(skill: dict[str, Any], params: dict[str, Any]) -> Any:
-    """Validate ``params`` against the skill's schema and run it in the sandbox of the machine running the job."""
+    """Check ``params`` against the skill's schema and what it was verified on (``skills/domain.py``), then run it in the
+    sandbox of the machine running the job; values outside its domain fail the job with the reason, before anything runs."""
     model = Skill.model_validate(skill)
-    execution = run_skill(model, validate_params(model.parameters, params), get_settings())
+    execution = run_skill(model, checked_params(model, params), get_settings())
     if not execution.ok:
         raise SkillRunError(f"skill {model.id} failed: {execution.error}")
     return execution.answer

@@ -14,13 +14,18 @@ number ("300 K" is a temperature, not potassium).
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from skills.chemistry import canonical_smiles, is_element, is_formula, resolve_name
+from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, homonuclear, is_element, is_formula, resolve_name
+from skills.units import is_unit, unit_spans
 
-__all__ = ["GENERIC_WORDS", "Mention", "find_mentions", "format_spans", "words_before", "words_after", "content_words", "stem", "topic_words"]
+__all__ = [
+    "GENERIC_WORDS", "Mention", "chemical_words", "find_mentions", "format_spans", "words_before", "words_after", "content_words", "question_words", "stem",
+    "topic_words",
+]  # fmt: skip
 
 Kind = Literal["number", "formula", "smiles", "name"]
 
@@ -32,11 +37,19 @@ _FORMAT = [
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
     r"\^\s*[-+]?\d+",
     r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
+    # How close the answer must be, not a value of the problem: "(±5% is fine)", "a tolerance of ±2 %".
+    r"(?:±|\+/-|\+-)\s?\d+(?:\.\d+)?\s?%\s*(?:is\s+)?(?:fine|ok(?:ay)?|acceptable|good\s+enough)\b",
+    r"\btolerance\s+(?:of\s+)?(?:±|\+/-|\+-)?\s?\d+(?:\.\d+)?\s?%",
 ]
 _UNITS = frozenset(
     "eV meV eV/atom meV/atom eV/Å eV/A eV/Å^3 K °C C GPa MPa Pa bar atm Å A nm pm bohr Å^3 Å3 g/cm^3 g/cm3 g/mol amu kJ/mol "
     "kcal/mol Ha Hartree % fs ps ns s Debye degrees deg ° T".split()
 )
+# Counted things: "a 5-layer slab", "an 8-atom cell", "five layers" (a number word counts only before one of them).
+_COUNTED = r"-(atom|fold|layer|site|cell|image|point|step)s?"
+_NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve".split()
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_PLUS_MINUS = re.compile(r"(?:±|\+/-|\+-)\s?(\d+(?:\.\d+)?)\s?%")
 _NUMBER = re.compile(r"[-+\u2212]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _SUPERCELL = re.compile(r"(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)")
 _SMILES_CALL = re.compile(r"[=#\[\]@]|[a-z]\d")
@@ -52,12 +65,14 @@ _NOT_NAMES = frozenset(
     "crystal salt lime soda alcohol acid base gas air oil glass sugar oxide chloride spirit ice fuel powder solid liquid water "
     "metal alloy ion ions atom atoms molecule bond energy charge mass".split()
 )
+# Names of structure types, not of the substance a question asks about ("KCl in the rock salt structure", "GaAs, zinc blende").
+_PROTOTYPES = frozenset({"rock salt", "rocksalt", "zinc blende", "zincblende", "zinc-blende"})
 _GENERIC = frozenset(
     "a an and are as at be by for from has have how in into is it its of on or that the this to was what which with using use "
     "return give rounded round decimal decimals places place float integer int string list value values unit units please "
     "calculate compute determine find get obtain report tell estimate evaluate show me us i we you need want would like can "
     "could do does result answer number python code script package library first then after before positive negative "
-    "boolean true false whether if bool str exact exactly approximately about only just also given following here there "
+    "boolean true false whether if bool str exactly approximately about only just also given following here there "
     "their each per".split()
 )
 # Words a reworded question adds without changing what is computed: asking, supposing, describing the input.
@@ -68,7 +83,7 @@ _PARAPHRASE = frozenset(
     "material compound substance sample system species molecule molecular crystal structure structured cell unit "
     "parameter parameters constant constants lattice value values quantity number count counts counted "
     "expanded expand compressed strained enlarged stretched shrunk increased decreased raised lowered changed set "
-    "hypothetical experimental reported known measured literature typical room standard "
+    "hypothetical experimental reported known measured literature typical room standard tabulated listed published "
     "according via through within inside where when while made built build builds constructed construct model modelled "
     "modeled described describe given give gives yields yield find finds found predicted predict predicts "
     "sit sits lie lies occupy occupies lowers raise raises better worse good calculation calculations computed computing "
@@ -92,6 +107,9 @@ class Mention:
     formula: str | None = None
     element: str | None = None
     smiles: str | None = None
+    counted: str | None = None  # what a number counts: "layer" for "5-layer", "5 layers" and "five layers"
+    part: bool = False  # an element named as a part of a substance: "two oxygen atoms", the Mg and O of "the Mg-O system"
+    plus_minus: bool = False  # "±5 %": a spread of ``number`` per cent either side
 
     @property
     def end(self) -> int:
@@ -103,12 +121,22 @@ def format_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for pattern in _FORMAT for m in re.finditer(pattern, text, re.IGNORECASE)]
 
 
+_COUNT_VARIABLE = re.compile(r"(?<![A-Za-z])([A-Z])\s?[-−+]\s?1\b")  # the N of "N-1": a count in a formula, not nitrogen
+
+
 def _tokens(text: str) -> list[tuple[int, str]]:
-    """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``."""
+    """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``; a formula written
+    with a count variable ("E(N-1) - (N-1)/N E(N)") states no value."""
+    variables = set(_COUNT_VARIABLE.findall(text))
     found = []
     for m in re.finditer(r"[^\s'\"]+", text):
         token, start = m.group(), m.start()
+        standalone = set(re.findall(r"(?<![A-Za-z])[A-Z](?![a-z(_])", token))
+        if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
+            continue
         call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
+        if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
+            continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):
             found += [(start, call.group(1)), (start + call.start(2), call.group(2).strip(",)"))]
             continue
@@ -116,14 +144,20 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         if span:
             found += [(start, span.group(1)), (start + span.start(2), span.group(2))]
             continue
-        if len(token) > 2 and token[0] == "(" and token.rstrip(".,;:")[-1:] == ")" and canonical_smiles(token.rstrip(".,;:")[1:-1]):
-            token, start = token.rstrip(".,;:")[1:-1], start + 1
+        inner = token.rstrip(".,;:!?")[1:-1]
+        if len(token) > 2 and token[0] == "(" and token.rstrip(".,;:!?")[-1:] == ")" and (is_formula(inner) or canonical_smiles(inner)):
+            token, start = inner, start + 1  # "(CaCO3)", "(Ge)", "(CCO)"
         while token and (token[0] in _STRIP or (token[0] == "(" and token.count("(") > token.count(")"))):
             token, start = token[1:], start + 1
         while token and (token[-1] in _STRIP + "." or (token[-1] == ")" and token.count(")") > token.count("("))):
             token = token[:-1]
         if token.endswith("'s"):
             token = token[:-2]
+        parts = token.split("-")
+        if len(parts) > 1 and all(is_element(part) for part in parts):  # "Si-Si", "Mg-O": elements, each a value of its own
+            offsets = itertools.accumulate([0, *(len(part) + 1 for part in parts[:-1])])
+            found += [(start + offset, part) for offset, part in zip(offsets, parts, strict=True)]
+            continue
         assignment = re.fullmatch(r"([A-Za-z_][\w.]*)\s*=\s*(\S+)", token)
         if assignment and _NUMBER.match(assignment.group(2)):
             found += [(start, assignment.group(1)), (start + assignment.start(2), assignment.group(2))]
@@ -132,18 +166,31 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def _unit(token: str | None) -> bool:
+    """Whether a token is a unit: one of the symbols, or a composite (``g/cm^3``, ``Å^2``) never taken for a word."""
+    return token is not None and (token in _UNITS or (is_unit(token) and re.search(r"[/^²³·]", token) is not None))
+
+
 def _number(token: str, start: int, following: str | None) -> Mention | None:
     cubic = _SUPERCELL.fullmatch(token)
     if cubic and len(set(cubic.groups())) == 1:
         return Mention(token, start, "number", number=float(cubic.group(1)))
+    counted = re.fullmatch(_COUNTED.removeprefix("-"), (following or "").lower())
+    word = re.fullmatch(rf"({'|'.join(_NUMBER_WORDS)})({_COUNTED})?", token.lower())
+    if word and (word.group(2) or counted):
+        noun = (word.group(2) or "") or (counted.group(1) if counted else "")
+        number = float(_NUMBER_WORDS.index(word.group(1)) + 1)
+        return Mention(token, start, "number", number=number, unit=word.group(2), counted=noun.strip("-").removesuffix("s") or None)
     m = _NUMBER.match(token)
     if not m:
         return None
     rest = token[m.end() :]
-    if rest and rest not in _UNITS and not re.fullmatch(r"-(?:atom|fold|layer|site|cell)s?", rest):
+    suffix = re.fullmatch(_COUNTED, rest)
+    if rest and not _unit(rest) and not suffix:
         return None
-    unit = rest or (following if following in _UNITS else None)
-    return Mention(token, start, "number", number=float(m.group().replace("\u2212", "-")), unit=unit)
+    unit = rest or (following if _unit(following) else None)
+    noun = suffix.group(1) if suffix else counted.group(1) if counted and not rest else None
+    return Mention(token, start, "number", number=float(m.group().replace("\u2212", "-")), unit=unit, counted=noun)
 
 
 def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
@@ -173,6 +220,8 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
             if "\n" in phrase or any(s < end and start < e for s, e in taken):
                 continue
             lowered = [w.lower() for _, w in chunk]
+            if " ".join(lowered) in _PROTOTYPES:
+                break
             if lowered[0] in _GENERIC or lowered[-1] in _GENERIC or (n == 1 and not _single_name(lowered[0])):
                 continue
             named = resolve_name(phrase)
@@ -191,30 +240,52 @@ def _single_name(word: str) -> bool:
     named = resolve_name(word)
     if named is None:
         return False
-    return named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word))
+    return (
+        named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word)) or homonuclear(word) == named.formula
+    )
+
+
+def chemical_words(text: str) -> str:
+    """The formulas and element symbols of the substances ``text`` names ("potassium permanganate" → ``KMnO4``): what a
+    question and a skill share however each writes its substances, for retrieval."""
+    return " ".join(dict.fromkeys(m.formula or m.element or "" for m in find_mentions(text) if m.kind == "name"))
 
 
 def find_mentions(text: str) -> list[Mention]:
     """The question's problem values in the order written (format and unit numbers left out)."""
+    text = text.translate(_SUBSCRIPTS)  # KMnO₄ is KMnO4 (one character for one: positions stay)
     skip = format_spans(text)
+    spreads = (m for m in _PLUS_MINUS.finditer(text) if not any(s <= m.start() < e for s, e in skip))
+    found = [Mention(m.group(), m.start(), "number", number=float(m.group(1)), unit="%", plus_minus=True) for m in spreads]
+    taken = skip + [(m.start, m.end) for m in found]
     tokens = _tokens(text)
-    found: list[Mention] = []
     previous: list[str] = []
     after_number = False
     for index, (start, token) in enumerate(tokens):
-        if any(s <= start < e for s, e in skip):
+        if any(s <= start < e for s, e in taken):
             previous.append(token)
             continue
         following = tokens[index + 1][1] if index + 1 < len(tokens) else None
         mention = _number(token, start, following)
-        if mention is None and not (after_number and token in _UNITS):
+        if mention is None and not (after_number and _unit(token)):
             mention = _chemical(token, start, previous)
+        if mention is None and token in WORD_LIKE_SYMBOLS and len(token) == 2 and re.search(r"[^\s.!?:]\s*$", text[:start]):
+            mention = Mention(token, start, "formula", formula=token, element=token)  # "between Ga and As": mid-sentence, a symbol
         if mention is not None:
             found.append(mention)
         after_number = mention is not None and mention.kind == "number"
         previous.append(token)
     found += _names(text, [(m.start, m.end) for m in found] + skip)
-    return sorted(found, key=lambda m: m.start)
+    return sorted((_as_part(m, text) for m in found), key=lambda m: m.start)
+
+
+def _as_part(mention: Mention, text: str) -> Mention:
+    """An element named as a part of a substance: joined to another by a hyphen ("Mg-O", "Si-Si"), or its atoms ("two O atoms")."""
+    if mention.element is None or mention.kind == "smiles":
+        return mention
+    joined = text[mention.end : mention.end + 1] == "-" or text[mention.start - 1 : mention.start] == "-"
+    atoms = re.match(r"\s+(?:atom|ion)s?\b", text[mention.end :], re.IGNORECASE) is not None
+    return replace(mention, part=True) if joined or atoms else mention
 
 
 def words_before(text: str, position: int, count: int = 5) -> list[str]:
@@ -232,7 +303,7 @@ def stem(word: str) -> str:
     """A light stem so that 'relaxing', 'relaxed' and 'relaxation' meet; 'energies' and 'energy' too."""
     word = word.lower().removesuffix("'s")
     for suffix, repl in (("ies", "y"), ("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (5 if "ation" in suffix else 4):  # "formation" is not "form"
             return word[: -len(suffix)] + repl
     return word
 
@@ -249,6 +320,30 @@ def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
             if len(word) > 1 and word not in _GENERIC and word not in _PARAPHRASE:
                 kept.append(stem(word))
     return set(kept) - _GENERIC - {stem(w) for w in _PARAPHRASE}
+
+
+_NEGATIONS = frozenset("no not without non never nor except excluding".split())
+_NEGATING_PAIRS = frozenset({("rather", "than"), ("other", "than"), ("instead", "of")})
+
+
+def question_words(text: str, mentions: list[Mention] | None = None) -> list[tuple[str, str, bool]]:
+    """The question's own words as written (lowercase), less its values, format, units and generic words: what a skill must
+    explain (``skills/terms.py``: ordinary words or technical). Each comes with the word just before it ("" after
+    punctuation) and whether a negation stands within three words before it ("no relaxation", "not the cohesive energy")."""
+    found = mentions if mentions is not None else find_mentions(text)
+    spans = format_spans(text) + [(m.start, m.end) for m in found] + [(s, e) for s, e, _ in unit_spans(text)]
+    words: list[tuple[str, str, bool]] = []
+    previous, end, negation = "", -1, 0
+    for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):
+        word = m.group().lower().removesuffix("'s").strip("'")
+        joined = re.fullmatch(r"[\s-]+", text[end : m.start()]) is not None
+        negation = negation - 1 if joined else 0  # a negation reaches three words on, within its clause
+        if len(word) > 1 and word not in GENERIC_WORDS and not any(s <= m.start() < e for s, e in spans):
+            words.append((word, previous if joined else "", negation > 0))
+        if word in _NEGATIONS or word.endswith("n't") or (previous, word) in _NEGATING_PAIRS:
+            negation = 4
+        previous, end = word, m.end()
+    return words
 
 
 def topic_words(text: str) -> list[str]:

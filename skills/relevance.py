@@ -1,31 +1,31 @@
-"""Which lifted parameters matter, and which unstated constants do: one sandbox run of perturbed values.
+"""Which lifted parameters matter, and which unstated constants do: one sandbox run of other values.
 
-A lifted parameter must change the answer when given another valid value; one that does not is
-put back as a constant. A constant the question never states but that changes the answer (a
-lattice constant, a supercell size) is a *hidden input*: it may belong to the verified example's
-material, so the skill declines to answer for another material (``skills/binding.py``).
-
->>> perturbed("number", 0.01)[:2], perturbed("element", "Cu")[:2], perturbed("formula", "NaCl")[:3]
-([0.011, 0.02], ['Ag', 'Zn'], ['KCl', 'NaCl2', 'LiCl'])
+A lifted substance must change the answer when given another valid value; one that does not is
+put back as a constant. A stated number that did not change it is a setting (fmax, a supercell size): it stays a
+parameter, run as the question states it, and its default may stand for another substance (``tunables``). A stated substance (an element, formula or SMILES) is tried with values that
+differ in what the code reads of it (``skills/probes.py``), and put back only when those values prove
+the answer independent of it; when they cannot, it stays a parameter (``inconclusive``). A constant the
+question never states but that changes the answer (a lattice constant, a supercell size) is a
+*hidden input*: it may belong to the verified example's material, so the skill declines to answer for
+another material (``skills/binding.py``).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
 
 from deployments.settings import Settings
 from skills.answer_check import check_answer
-from skills.chemistry import canonical_smiles, element_neighbours, formula_elements
 from skills.lifting import Lifted, LiftedDraft, render, schema_of, where
-from skills.mentions import Mention
+from skills.mentions import Mention, find_mentions
+from skills.probes import code_names, code_reads, perturbed, probe_values, shown_independent
 from skills.runner import run_skill_code_many
 
 __all__ = ["RelevanceReport", "perturbed", "check_relevance"]
 
-TRIES = 3
+SUBSTANCES = ("element", "formula", "smiles")
 
 
 class RelevanceReport(BaseModel):
@@ -36,40 +36,19 @@ class RelevanceReport(BaseModel):
     kept: list[str] = Field(default_factory=list)
     dropped: list[str] = Field(default_factory=list)
     untested: list[str] = Field(default_factory=list, description="Kept parameters for which no other value ran.")
+    inconclusive: list[str] = Field(
+        default_factory=list,
+        description="Kept substances whose other values gave the same answer without differing in everything the code reads of them.",
+    )
     hidden_inputs: list[str] = Field(default_factory=list)
     independent_of: list[str] = Field(
         default_factory=list, description="Kinds of stated value (element, formula, smiles) the answer was shown not to depend on."
     )
+    tunables: list[str] = Field(
+        default_factory=list,
+        description="Kept numbers whose other values gave the same answer: stated settings (fmax, a supercell size), run as stated.",
+    )
     error: str | None = None
-
-
-def _formula_variants(formula: str) -> list[str]:
-    """Another element in the first or last place, or one more of the last element."""
-    elements = formula_elements(formula)
-    found = []
-    for old in (elements[0], elements[-1]):
-        for new in element_neighbours(old)[:2]:
-            if new not in elements:
-                found.append(re.sub(rf"{old}(?![a-z])", new, formula, count=1))
-    last = re.search(r"([A-Z][a-z]?)(\d*)$", formula)
-    if last:
-        found.insert(1, formula[: last.start(2)] + str(int(last.group(2) or 1) + 1))
-    return list(dict.fromkeys(f for f in found if f != formula))
-
-
-def perturbed(kind: str, value: Any) -> list[Any]:
-    """Other valid values of the same kind, to try in turn."""
-    if kind == "integer" and isinstance(value, int):
-        return [value + 1, value + 2, max(value - 1, 1)]
-    if kind == "number" and isinstance(value, (int, float)):
-        return [round(value * 1.1, 12), round(value * 2, 12), round(value * 0.5, 12)] if value else [0.1, 1.0, -0.1]
-    if kind == "element" and isinstance(value, str):
-        return element_neighbours(value)[:TRIES]
-    if kind == "formula" and isinstance(value, str):
-        return _formula_variants(value)[:TRIES]
-    if kind == "smiles" and isinstance(value, str):
-        return [s for s in (value + "C", value + "O", "C" + value) if canonical_smiles(s)][:TRIES]
-    return []
 
 
 def _probe(index: int, site: Any, question: str) -> Lifted:
@@ -93,9 +72,10 @@ def check_relevance(
     sets: list[dict[str, Any]] = [{}]
     owners: list[str | None] = [None]
     numbers = [e for e in draft.lifted if e.kind in ("number", "integer")]
+    names = code_names(script)
     for entry in entries:
         others = [o.default for o in numbers if o is not entry and o.kind == entry.kind and o.default != entry.default]
-        for value in [*perturbed(entry.kind, entry.default), *others[:2]]:  # equal to another parameter: a = c is cubic
+        for value in [*probe_values(entry.kind, entry.default, names), *others[:2]]:  # equal to another parameter: a = c is cubic
             sets.append({entry.name: value})
             owners.append(entry.name)
     code = render(script, entries, question)
@@ -107,11 +87,11 @@ def check_relevance(
     if not check_answer(base, expected, tolerance).passed:
         return RelevanceReport(code=draft.code, parameters=draft.parameters, kept=list(draft.parameters), error="defaults do not reproduce")
     changed: dict[str, bool] = {}
-    ran: dict[str, int] = {}
-    for owner, row in zip(owners[1:], rows[1:], strict=True):
+    ran: dict[str, list[Any]] = {}  # the other values that ran, by parameter
+    for owner, values, row in zip(owners[1:], sets[1:], rows[1:], strict=True):
         assert owner is not None
         if row.get("ok"):
-            ran[owner] = ran.get(owner, 0) + 1
+            ran.setdefault(owner, []).append(values[owner])
             if not check_answer(row.get("answer"), base, tolerance).passed:
                 changed[owner] = True
     report = RelevanceReport(code="")
@@ -124,13 +104,38 @@ def check_relevance(
             kept.append(entry)
             report.kept.append(entry.name)
             report.untested.append(entry.name)
+        elif entry.kind in ("number", "integer"):
+            kept.append(entry)  # a stated setting: its value may matter for another substance, and runs as the question states it
+            report.kept.append(entry.name)
+            report.tunables.append(entry.name)
+        elif entry.kind in SUBSTANCES and not shown_independent(entry.kind, entry.default, ran[entry.name], names):
+            kept.append(entry)  # the same answer, but from values that may not differ in what the code reads
+            report.kept.append(entry.name)
+            report.inconclusive.append(entry.name)
         else:
             report.dropped.append(entry.name)
-            if entry.kind in ("element", "formula", "smiles") and ran[entry.name] >= 2 and entry.kind not in report.independent_of:
+            if entry.kind in SUBSTANCES and entry.kind not in report.independent_of:
                 report.independent_of.append(entry.kind)
+    for kind in _unread_kinds(script, question, draft):
+        if kind not in report.independent_of:
+            report.independent_of.append(kind)
     for probe, site in zip(probes, draft.constants, strict=True):
         if changed.get(probe.name):
             report.hidden_inputs.append(f"{site.value!r} in {where(site)}")
     report.code = render(script, kept, question)
     report.parameters = {entry.name: schema_of(entry) for entry in kept}
     return report
+
+
+def _unread_kinds(script: str, question: str, draft: LiftedDraft) -> list[str]:
+    """Kinds of substance the question names that no parameter came from and the code never reads in any form (the
+    magnesium of ``Lattice.hexagonal(3.209, 5.211).volume``): the answer cannot depend on which one it is."""
+    lifted = {entry.mention.start for entry in draft.lifted}
+    kinds: list[str] = []
+    for mention in find_mentions(question):
+        if mention.kind == "number" or mention.kind == "smiles" or mention.start in lifted or not mention.formula:
+            continue
+        if code_reads(script, mention.formula):
+            return []  # one substance the code reads: the others may be read through it (a formula's elements)
+        kinds.append("element" if mention.element else "formula")
+    return list(dict.fromkeys(kinds))

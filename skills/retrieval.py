@@ -24,6 +24,8 @@ from typing import Protocol
 import bm25s
 import numpy as np
 
+from skills.mentions import stem
+
 __all__ = ["Hit", "TextIndex", "Embedder", "load_embedder", "tokens", "split_name"]
 
 log = logging.getLogger(__name__)
@@ -34,9 +36,17 @@ _STOPWORDS = frozenset(
 )
 
 
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
 def tokens(text: str) -> list[str]:
-    """Lowercase words and chemical tokens of ``text``, stopwords dropped (``"N2"`` stays ``n2``)."""
-    return [w for w in re.findall(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", text.lower()) if w not in _STOPWORDS]
+    """Lowercase words (stemmed; hyphenated words split) and chemical tokens of ``text``, stopwords dropped (``"KMnO₄"`` is
+    ``kmno4``, ``"oxidation-states"`` is ``oxidation`` and ``state``, ``"mp-149"`` stays whole)."""
+    found = []
+    for word in re.findall(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", text.translate(_SUBSCRIPTS).lower()):
+        parts = word.split("-") if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", word) else [word]
+        found += [stem(part) for part in parts if part not in _STOPWORDS]
+    return found
 
 
 def split_name(name: str) -> str:

@@ -12,6 +12,7 @@ from deployments.sandbox.execute import SandboxLimits, run_code
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
 from skills.documents import Skill
+from skills.domain import domain_refusal
 from skills.params import params_text
 
 __all__ = ["skill_script", "run_skill_code", "run_skill", "run_skill_code_many"]
@@ -66,8 +67,12 @@ def run_skill_code(
 
 
 def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None) -> ExecutionResult:
-    """Execute a stored skill with already validated parameters, for at most its declared wall time; ``cancel``: setting
-    it kills the run at once."""
+    """Execute a stored skill with parameters that fit its schema, for at most its declared wall time; ``cancel``:
+    setting it kills the run at once. Values outside what the skill was verified on raise ``OutsideDomain`` before
+    anything runs (``skills/domain.py``)."""
+    refusal = domain_refusal(skill, params)
+    if refusal is not None:
+        raise refusal
     declared = skill.resources.walltime_s
     execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared, cancel=cancel)
     if execution.timed_out and declared <= settings.sandbox_wall_s:

@@ -55,6 +55,7 @@ from skills.documents import (
     SkillBatch,
     SkillStats,
 )
+from skills.mentions import chemical_words
 from skills.retrieval import TextIndex, load_embedder
 
 __all__ = ["StoreError", "StoreDocumentError", "SkillStore", "ThreadSafeMontyStore", "open_store", "open_cache", "COLLECTIONS"]
@@ -339,6 +340,18 @@ class SkillStore:
             stats = SkillStats(uses=current.stats.uses + uses, successes=current.stats.successes + successes)
             self.put(current.model_copy(update={"stats": stats}), reindex=False)
 
+    def add_wording(self, skill: Skill, query: str, asker: str) -> Skill | None:
+        """Add ``query`` (asked by ``asker``) to the skill's verified questions, read afresh under the lock; the stored
+        skill, or None when it is gone. Its words then count as the skill's when binding (``skills/binding.py``)."""
+        with self.write_lock():
+            current = self.get(Skill, skill.id)
+            if current is None:
+                return None
+            grown = current.model_copy(update={"provenance": current.provenance.with_wording(query, asker)})
+            if grown.provenance is not current.provenance:
+                self.put(grown)  # reindexed: recall hands out the stored document, its new wording included
+            return grown
+
     # --- retrieval ------------------------------------------------------------------------
 
     def _index(self, kind: str) -> tuple[list[BaseModel], TextIndex]:
@@ -359,8 +372,11 @@ class SkillStore:
         self._indexes.clear()
 
     def search_skills(self, query: str, k: int = 3, threshold: float = 0.0) -> list[tuple[Skill, float]]:
+        """The skills most similar to ``query``; a substance it names counts as its formula too ("potassium permanganate" meets a
+        skill verified on KMnO4)."""
         documents, index = self._index("skills")
-        return [(documents[h.position], h.similarity) for h in index.search(query, k=k, threshold=threshold)]  # type: ignore[misc]  # the skills index holds Skills
+        hits = index.search(f"{query} {chemical_words(query)}", k=k, threshold=threshold)
+        return [(documents[h.position], h.similarity) for h in hits]  # type: ignore[misc]  # the skills index holds Skills
 
     def search_memories(
         self, query: str, k: int = 3, threshold: float = 0.0, kind: str | None = None, user: str | None = None

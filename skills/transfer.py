@@ -13,8 +13,9 @@ from pydantic import TypeAdapter
 from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.documents import Skill
+from skills.domain import checked_params
 from skills.maker import SkillMaker
-from skills.params import SkillCodeError, signature_schema, validate_params
+from skills.params import SkillCodeError, signature_schema
 from skills.runner import run_skill
 from skills.store import SkillStore
 
@@ -32,10 +33,11 @@ def export_skill(skill: Skill) -> str:
 def export_workflow(skill: Skill, param_sets: list[dict[str, Any]]) -> str:
     """A jobflow ``Flow`` (one job per parameter set) as JSON, runnable with plain jobflow where evoskill is installed.
 
-    No LLM and no store is needed to run it: ``run_locally(monty.serialization.loadfn("flow.json"))``.
+    No LLM and no store is needed to run it: ``run_locally(monty.serialization.loadfn("flow.json"))``. Each set is
+    checked first (``checked_params``: one outside what the skill was verified on is refused), and again by its job.
     """
     maker = SkillMaker.from_skill(skill)
-    jobs: list[Flow | Job] = [maker.make(**validate_params(skill.parameters, params)) for params in param_sets or [{}]]
+    jobs: list[Flow | Job] = [maker.make(**checked_params(skill, params)) for params in param_sets or [{}]]
     return json.dumps(Flow(jobs, name=skill.id).as_dict(), cls=MontyEncoder, indent=1)
 
 
@@ -44,7 +46,7 @@ def _verify(skill: Skill, settings: Settings) -> str | None:
     try:
         if signature_schema(skill.code)["properties"].keys() != skill.parameters.get("properties", {}).keys():
             return "its parameters do not match run()'s signature"
-        params = validate_params(skill.parameters, dict(skill.test_case.params))
+        params = checked_params(skill, dict(skill.test_case.params))  # a test case outside the skill's own domain: rejected
     except (SkillCodeError, ValueError) as exc:
         return str(exc)
     execution = run_skill(skill, params, settings)

@@ -13,7 +13,7 @@ from deployments.settings import Settings
 from skills.answer_spec import AnswerSpec
 from skills.binding import BoundValue
 from skills.compile import CompileResult
-from skills.documents import Preference, Skill, StageRecord
+from skills.documents import Preference, Skill, StageRecord, Suggestion
 from tasks.tools.memory import MemoryHit
 
 __all__ = [
@@ -34,6 +34,8 @@ __all__ = [
     "SkillMatch",
     "Recall",
     "SkillRun",
+    "SkillDecline",
+    "Growth",
     "SubTask",
     "Plan",
     "PlanDecision",
@@ -143,6 +145,10 @@ class SolveResult(BaseModel):
         default_factory=list, description="Skill path: each bound parameter with the words of the question it came from."
     )
     declined: list[str] = Field(default_factory=list, description="Recalled skills that would not answer this question, and why.")
+    suggestion: Suggestion | None = Field(
+        default=None, description="A recalled skill declined only for words it was not verified on, offered; accepted: it answered."
+    )
+    grown: list[str] = Field(default_factory=list, description="Skills that took this question as a verified one (their answer agreed).")
     learned: bool = Field(default=False, description="Whether this solve stored a new skill.")
     question: str | None = Field(default=None, description="The clarifying question (clarify path).")
     session: str | None = None
@@ -186,6 +192,7 @@ class Learned(BaseModel):
     experience_id: str | None = None
     wall_s: float = 0.0
     stored: bool = Field(default=False, description="A new skill (or version) was stored.")
+    grown: list[Growth] = Field(default_factory=list, description="The declined near misses run with the question's values.")
 
     @property
     def accepted(self) -> bool:
@@ -235,13 +242,24 @@ class Recall(BaseModel):
     wall_s: float = 0.0
 
     def usable_skills(self, settings: Settings) -> list[SkillMatch]:
-        """The skills close enough to try, best first; one without parameters must match almost exactly."""
+        """The skills close enough to try, best first; one without parameters must match more closely."""
         usable = []
         for match in self.skills:
             has_params = bool(match.skill.parameters.get("properties"))
             if match.similarity >= (settings.skill_match_threshold if has_params else settings.skill_exact_threshold):
                 usable.append(match)
         return usable
+
+    def untried(self, settings: Settings) -> list[SkillDecline]:
+        """The skills close enough to try but for having no parameters, best first, each with why it is not tried."""
+        usable = {id(m) for m in self.usable_skills(settings)}
+        close = [m for m in self.skills if id(m) not in usable and m.similarity >= settings.skill_match_threshold]
+        why = "not tried: the skill has no parameters, so it answers only a question almost the same as its own"
+        needed = f"similarity {settings.skill_exact_threshold:.2f} or more"
+        return [
+            SkillDecline(skill_id=m.skill.id, similarity=m.similarity, tried=False, reason=f"{why} ({needed}; this one is {m.similarity:.2f})")
+            for m in close
+        ]
 
     def context(self) -> str:
         """Recalled memories and preferences as prompt text (empty when there are none); a memory is quoted data."""
@@ -260,6 +278,19 @@ class SkillDecline(BaseModel):
     skill_id: str
     similarity: float
     reason: str
+    tried: bool = Field(default=True, description="Whether binding was tried; False: not even tried (the reason says why).")
+    near: list[BoundValue] | None = Field(
+        default=None, description="A near miss: every parameter bound from the question's values (only words stood in the way)."
+    )
+
+
+class Growth(BaseModel):
+    """A declined near miss run with the question's values after the code path's answer was accepted."""
+
+    skill_id: str
+    grown: bool = Field(default=False, description="Its answer agreed: the question joined its verified questions.")
+    answer: JsonValue = None
+    reason: str = ""
 
 
 class SkillRun(StageOutcome):

@@ -150,7 +150,6 @@ def test_native_and_skills_systems_with_the_scripted_model(scripted, tmp_path):
     scripted([
         {"stage": "research", "content": {"code": N2_CODE}},
         {"stage": "compile", "content": draft},
-        {"stage": "bind", "content": {"formula": "O2"}},
     ])  # fmt: skip
     summary = benchmark([str(suite)], systems=["native", "skills"], reps=1, levels=[1])
     records = {(r.system, r.task_id): r for r in open_store(get_settings()).all(BenchmarkRecord, {"run_id": summary.run_id})}
@@ -160,7 +159,7 @@ def test_native_and_skills_systems_with_the_scripted_model(scripted, tmp_path):
     # skills learns from N2 and answers O2 with the learned skill
     n2, o2 = records[("skills", "ase_emt_atomization_n2")], records[("skills", "ase_emt_atomization_o2")]
     assert n2.passed and n2.learned and n2.path == "deep"
-    assert o2.passed and o2.path == "skill" and o2.skill_id == n2.skill_id and o2.llm_calls == 1
+    assert o2.passed and o2.path == "skill" and o2.skill_id == n2.skill_id and o2.llm_calls == 0
     assert summary.systems["skills"].success_rate == 1.0 and summary.systems["native"].success_rate == 0.5
     assert summary.systems["native"].mean_tokens > 0
     cases = {(c.system, c.task_id): c for c in summary.cases}

@@ -26,7 +26,7 @@ def received_stages(script: Path) -> list[str]:
 @pytest.mark.parametrize("backend", ["memory", "monty"])
 def test_learn_then_reuse(scripted, monkeypatch, backend):
     monkeypatch.setenv("EVOSKILL_STORE", backend)
-    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT, {"stage": "bind", "content": {"formula": "O2"}}])
+    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT])
 
     first = solve(N2_QUERY)
     assert first.success and first.answer == N2_ANSWER and first.path == "deep"
@@ -46,8 +46,8 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
     assert second.success and second.answer == O2_ANSWER and second.formatted == "8.5753 eV"
     assert second.path == "skill" and second.skill_id == first.skill_id and second.declined == []
     assert [(p.name, p.value) for p in second.params] == [("formula", "O2")] and "O2" in second.params[0].words
-    assert second.llm_calls == 1 and [s.name for s in second.stages] == ["recall", "skill"]
-    assert received_stages(script)[2:] == ["bind"]  # one call (the second opinion), and no stage wrote code
+    assert second.llm_calls == 0 and [s.name for s in second.stages] == ["recall", "skill"]
+    assert received_stages(script)[2:] == []  # the question's words bind the skill: no model call, and no stage wrote code
     assert store.get_skill(first.skill_id).stats.uses == 1
 
     job = SkillMaker.from_skill(skill).make(formula="O2")
@@ -57,7 +57,7 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
 
 def test_learn_then_reuse_with_the_model_generaliser(scripted, monkeypatch):
     monkeypatch.setenv("EVOSKILL_SKILL_GENERALISER", "llm")
-    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT, {"stage": "bind", "content": {"formula": "O2"}}])
+    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT])
 
     first = solve(N2_QUERY)
     assert first.success and first.answer == N2_ANSWER and first.path == "deep"
@@ -70,7 +70,7 @@ def test_learn_then_reuse_with_the_model_generaliser(scripted, monkeypatch):
     second = solve(O2_QUERY)
     assert second.success and second.answer == O2_ANSWER and second.path == "skill" and second.skill_id == first.skill_id
     assert {p.name: p.value for p in second.params} == {"formula": "O2", "fmax": 0.01}
-    assert second.llm_calls == 1 and received_stages(script)[3:] == ["bind"]
+    assert second.llm_calls == 0 and received_stages(script)[3:] == []
 
 
 def test_monty_store_persists_across_processes(scripted, monkeypatch, workspace):
@@ -165,8 +165,8 @@ def test_skill_that_cannot_bind_falls_back_to_solving(scripted, monkeypatch):
               parameters={"type": "object", "properties": {"formula": {"type": "string", "default": "N2"}, "fmax": {"type": "number", "default": 0.01}}},
               test_case={"params": {"formula": "N2", "fmax": 0.01}, "expected": N2_ANSWER}, provenance={"query": N2_QUERY})
     )
-    script = scripted([{"stage": "bind", "content": {"formula": "N2"}}, CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
-    # "oxygen molecule" binds O2 from the question's own words; the model's guess (N2, not in the question) chooses nothing.
+    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
+    # "oxygen molecule" binds O2 from the question's own words, with no model asked.
     named = solve(N2_QUERY.replace("a nitrogen molecule", "an oxygen molecule"))
     assert named.success and named.path == "skill" and named.answer == O2_ANSWER
     assert [(p.name, p.value, p.words) for p in named.params][0] == ("formula", "O2", "oxygen molecule")
@@ -176,7 +176,7 @@ def test_skill_that_cannot_bind_falls_back_to_solving(scripted, monkeypatch):
     reason = "the question names no substance; the skill takes formula (formula)"
     assert len(result.declined) == 1 and result.declined[0].startswith("emt_atomization-v1 (") and result.declined[0].endswith(reason)
     assert result.stages[1].name == "skill" and not result.stages[1].ok and reason in result.stages[1].detail
-    assert received_stages(script) == ["bind", "triage", "research"]  # the model was not asked to bind the declined question
+    assert received_stages(script) == ["triage", "research"]  # the model was not asked to bind either question
 
 
 def test_a_crash_while_learning_keeps_the_answer(scripted, monkeypatch):

@@ -16,6 +16,7 @@ from flows.run_skill_batch import batch_answers, run_skill_batch
 from skills.documents import BatchItem, Skill, SkillBatch, TestCase
 from skills.params import ParameterError, signature_schema
 from skills.store import open_store
+from tests.starter import learn_starter, rocksalt_density
 
 TRIPLE = "def run(x: int = 2) -> int:\n    if x == 7:\n        raise ValueError('seven is refused')\n    return 3 * x\n"
 ON_GPU = "import os\ndef run(x: int = 1) -> int:\n    return x\n"
@@ -144,3 +145,28 @@ def test_an_exported_workflow_runs_with_plain_jobflow_and_no_llm_or_store(worksp
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[15]"
     assert (tmp_path / "cluster" / "runs").is_dir()
+
+
+def test_run_skill_and_its_batches_refuse_values_outside_what_the_skill_was_verified_on(workspace):
+    from flows.run_skill import run_skill_flow
+
+    [rocksalt] = learn_starter("pymatgen_rocksalt_density_nacl")
+    state = run_skill_flow(rocksalt.id, {"formula": "CaF2", "a": 5.0}, "local", return_state=True)  # as the deployment runs it
+    assert state.is_failed() and "CaF2 has another make-up" in state.message
+    with pytest.raises(ParameterError, match="'salt' is not a formula, and formula takes one"):
+        run_skill(rocksalt.id, {"formula": "salt"}, executor="local")
+    store = open_store(get_settings())
+    assert store.job_store().count() == 0 and store.get_skill(rocksalt.id).stats.uses == 0  # nothing ran
+    inside = run_skill(rocksalt.id, {"formula": "KCl", "a": 6.29}, executor="local")
+    assert inside.success and inside.answer == rocksalt_density("K", "Cl", 6.29) and inside.params == {"formula": "KCl", "a": 6.29}
+
+    sets = [{"formula": "CaF2", "a": 5.0}, {"formula": "KBr", "a": 6.6}, {"formula": "salt", "a": 5.0}, {"formula": "LiF"}]
+    summary = run_skill_batch(rocksalt.id, sets, executor="local")
+    assert (summary.size, summary.ran, summary.done, summary.failed) == (4, 2, 2, 2)
+    reasons = {f.index: f.error for f in summary.failures}
+    assert "CaF2 has another make-up" in reasons[0] and "'salt' is not a formula, and formula takes one" in reasons[2]
+    answers = [answer for _, answer in batch_answers(store, summary.batch_id)]
+    assert answers == [None, rocksalt_density("K", "Br", 6.6), None, rocksalt_density("Li", "F", 5.64)]  # a left out: its default
+    again = run_skill_batch(batch_id=summary.batch_id, executor="local")  # the refused items are refused again, never run
+    assert (again.ran, again.done, again.failed) == (0, 2, 2)
+    assert store.get_skill(rocksalt.id).stats.uses == 3

@@ -5,10 +5,16 @@ import shutil
 import time
 from collections import Counter
 
+from pymatgen.core import Composition
+from rdkit import Chem
+from rdkit.Chem import rdMolDescriptors
+
 from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
 from flows.learn import ensure_starter_library
+from flows.transfer import ask_skills
 from skills import STARTER_LIBRARY
+from skills.runner import run_skill
 from skills.store import open_store
 
 O2 = "Calculate the atomization energy (unit: eV) of an oxygen molecule O2 using ASE's EMT calculator, relaxing it to fmax=0.01 eV/Å first. Return a float rounded to 4 decimal places."
@@ -24,11 +30,11 @@ def _monty(monkeypatch):
     monkeypatch.setenv("EVOSKILL_STARTER_LIBRARY", "true")
 
 
-def _some_of_the_library(monkeypatch, tmp_path):
-    """The starter library cut down to ``SOME`` of its tasks."""
+def _some_of_the_library(monkeypatch, tmp_path, names: list[str] = SOME):
+    """The starter library cut down to ``names`` of its tasks (``SOME`` by default)."""
     folder = tmp_path / "library"
     folder.mkdir()
-    for name in SOME:
+    for name in names:
         shutil.copy(STARTER_LIBRARY / f"{name}.json", folder)
     monkeypatch.setattr("flows.learn.STARTER_LIBRARY", folder)
 
@@ -80,7 +86,7 @@ def test_the_setting_turns_it_off(workspace, monkeypatch):
 def test_the_first_question_in_a_new_workspace_is_answered_by_a_starter_skill(workspace, monkeypatch, scripted, capsys, tmp_path):
     _monty(monkeypatch)
     _some_of_the_library(monkeypatch, tmp_path)
-    scripted([{"stage": "bind", "content": {"formula": "O2"}}])
+    scripted([])
     assert main(["solve", O2, "--json"]) == 0
     out, err = capsys.readouterr()
     summary = json.loads(out)
@@ -103,3 +109,26 @@ def test_the_hint_never_shows_a_store_password(workspace, monkeypatch, capsys):
     assert main(["skills", "list"]) == 0
     err = capsys.readouterr().err
     assert "s3cret" not in err and "alice" not in err and "mongodb://db.example:27017" in err
+
+
+def test_the_aromatic_ring_and_oxidation_state_skills_learn_their_substance_and_answer_for_another(workspace, monkeypatch, tmp_path):
+    _monty(monkeypatch)
+    _some_of_the_library(monkeypatch, tmp_path, ["rdkit_aromatic_rings_naphthalene", "pymatgen_oxidation_state_mn_kmno4"])
+    settings = get_settings()
+    ensure_starter_library(settings)
+    store = open_store(settings)
+    rings, oxidation = store.get_skill("rdkit_aromatic_ring_count"), store.get_skill("pymatgen_oxidation_state")
+    assert rings.test_case.params == {"smiles": "c1ccc2ccccc2c1"} and rings.independent_of == []
+    assert oxidation.test_case.params == {"element": "Mn", "formula": "KMnO4"} and oxidation.independent_of == []
+    for skill in (rings, oxidation):  # each still reproduces its verified answer in the sandbox
+        assert run_skill(skill, skill.test_case.params, settings).answer == skill.test_case.expected
+
+    for name, smiles in [("benzene", "c1ccccc1"), ("anthracene", "c1ccc2cc3ccccc3cc2c1"), ("cyclohexane", "C1CCCCC1")]:
+        reply = ask_skills(f"How many aromatic rings does {name} (SMILES {smiles}) have according to RDKit? Return an integer.", store, settings)
+        assert reply.skill_id == rings.id, reply.reason
+        assert reply.answer == rdMolDescriptors.CalcNumAromaticRings(Chem.MolFromSmiles(smiles)) and reply.params == {"smiles": smiles}
+
+    reply = ask_skills("What is the oxidation state of chromium in K2Cr2O7, as guessed by pymatgen? Return an integer.", store, settings)
+    assert reply.skill_id == oxidation.id, reply.reason
+    assert reply.params == {"element": "Cr", "formula": "K2Cr2O7"}
+    assert reply.answer == round(Composition("K2Cr2O7").oxi_state_guesses()[0]["Cr"]) == 6

@@ -22,8 +22,7 @@ REPLIES = [
     {"stage": "triage", "content": {"conflict": ""}},
     {"stage": "research", "content": {"code": N2_CODE}},
     {"stage": "compile", "content": {"name": "emt atomization", "description": "EMT atomization energy", "code": N2_SKILL}},
-    {"stage": "bind", "content": {"formula": "O2"}},
-]
+    ]
 
 
 def test_skill_path_against_deep_path(benchmark, scripted, workspace, monkeypatch):

@@ -31,7 +31,7 @@ ROUNDS = 1 if os.environ.get("CI") else 5
 SQUARE = "def run(x: float = 2.0) -> float:\n    return x * x\n"
 QUESTIONS = {
     "deep": ("What is 6 times 7? Return an integer.", [{"stage": "research", "content": {"code": "import json\nprint(json.dumps(6 * 7))\n"}}], "42"),
-    "skill": ("Square the number x=3.5. Return a float.", [{"stage": "bind", "content": {"x": 3.5}}], "12.25"),
+    "skill": ("Square the number x=3.5. Return a float.", [], "12.25"),
 }
 
 

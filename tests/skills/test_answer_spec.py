@@ -44,3 +44,9 @@ def test_consensus_key_ignores_float_noise_only():
 def test_format_answer_adds_unit():
     assert format_answer(9.9372, AnswerSpec(unit="eV")) == "9.9372 eV"
     assert format_answer(40, AnswerSpec()) == "40"
+
+
+def test_the_unit_asked_for_is_the_one_the_question_ends_on_not_one_of_its_data():
+    query = "total energies in eV per formula unit: Na 0.0, O2 0.0, Na2O -4.5. E_above_hull of Na2O in eV/atom? 4 decimals"
+    assert read_answer_spec(query).unit == "eV/atom"
+    assert read_answer_spec("the energy in eV of the cell").unit == "eV"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from skills.binding import BindingDeclined, bind, ran_with, second_opinion
+from skills.binding import BindingDeclined, bind, ran_with
 from skills.documents import Provenance, Skill, TestCase
 from skills.lifting import lift_script
 from skills.params import validate_params
@@ -184,15 +184,6 @@ def test_a_value_for_a_parameter_the_skill_does_not_have_declines():
 def test_one_word_is_never_bound_to_two_parameters():
     skill = lifted(HCP_CODE, HCP_QUERY)
     declines(skill, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "a = c = 3.3 Å"), "speaks of a")
-
-
-def test_the_model_can_make_a_skill_decline_but_never_bind_a_value():
-    query = ROCKSALT_QUERY.replace("NaCl", "MgO").replace("5.64", "4.212")
-    binding = bind(ROCKSALT, query)
-    second_opinion(binding, {"formula": "MgO", "a": 4.212}, query)  # agrees
-    second_opinion(binding, {"formula": "Xx", "a": None}, query)  # a value the question does not hold is ignored
-    with pytest.raises(BindingDeclined, match="two ways"):
-        second_opinion(bind(HCP, HCP_QUERY), {"a": 5.211}, HCP_QUERY)  # the other number of the question
 
 
 def test_a_number_two_parameters_could_take_declines():

@@ -6,7 +6,7 @@ that takes the first of two readings, or ties a number to a parameter by its uni
 
 import pytest
 
-from skills.binding import BindingDeclined, bind, parameter_kind, second_opinion
+from skills.binding import BindingDeclined, bind, parameter_kind
 from skills.documents import Provenance, Skill, TestCase
 from tests.codes import N2_CODE, N2_QUERY
 from tests.skills.test_binding import HCP_CODE, HCP_QUERY, ROCKSALT, ROCKSALT_QUERY, lifted
@@ -99,6 +99,32 @@ def test_only_one_substance_can_be_left_aside_and_never_one_of_another_kind():
     declines(HCP_FREE, query.replace("magnesium", "zinc and cadmium"), "names 'zinc', 'cadmium'")
     declines(HCP_FREE, query.replace("magnesium", "MgO"), "names 'MgO'")
     declines(HCP_FREE, query.replace("magnesium", "zinc with NaCl"), "names 'zinc', 'NaCl'")
+
+
+def test_a_substance_left_aside_needs_every_number_of_its_own():
+    # The lattice constants were magnesium's: zinc without its own would get them, a confident wrong volume.
+    declines(HCP_FREE, HCP_QUERY.replace("magnesium", "zinc").replace("3.209", "2.665").replace(" and c = 5.211 Å", ""), "does not state c for zinc")
+    declines(HCP_FREE, "What is the volume (unit: Å^3) of the hexagonal unit cell of zinc, computed with pymatgen?", "does not state a for zinc")
+    query = "hexagonal Ti unit cell volume, a 2.951 Å, c 4.686 Å — Å^3, pymatgen"  # ", a 2.951": a name, not an article
+    assert bind(HCP_FREE, query).params == {"a": 2.951, "c": 4.686}
+
+
+NEIGHBOUR_QUERY = (
+    "Build diamond silicon with pymatgen (Fd-3m, a = 5.431 Å, Si at 0 0 0) and return the shortest Si-Si distance (unit: Å) among "
+    "the neighbours of site 0 within 3.0 Å. Return a float rounded to 4 decimal places."
+)
+NEIGHBOUR_CODE = (
+    "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('Fd-3m', Lattice.cubic(5.431), ['Si'], [[0, 0, 0]])\n"
+    "print(json.dumps(round(min(n.nn_distance for n in s.get_neighbors(s[0], 3.0)), 4)))\n"
+)
+NEIGHBOUR = lifted(NEIGHBOUR_CODE, NEIGHBOUR_QUERY, keep=("a",)).model_copy(update={"independent_of": ["element"]})
+
+
+def test_a_number_of_a_constants_value_written_otherwise_restates_it_or_declines():
+    # "within 3 Å" is the verified 3.0: with a = 5.658 stated it is that constant; alone it could be a, and a guess is refused.
+    query = "Ge in the diamond structure, a = 5.658 Å: nearest-neighbour Ge-Ge distance in Å with pymatgen (look for neighbours within 3 Å)"
+    assert bind(NEIGHBOUR, query).params == {"a": 5.658}
+    declines(NEIGHBOUR, "Nearest-neighbour distance (unit: Å) in diamond Ge with pymatgen, neighbours within 3 Å", "cannot tell whether 3")
 
 
 # -- numbers: tied by name, by the verified question's words, by unit; nothing else ---------------------------------------
@@ -263,19 +289,22 @@ def test_parameters_without_a_kind_bind_by_the_kind_of_their_default():
     declines(skill, query.replace("Cu", "NaCl"), r"the skill takes element \(element\)")
 
 
-# -- the model's second opinion: checked for every bound parameter ------------------------------------------------------------
+VACANCY_QUERY = "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell, computed with ASE's EMT?"
+VACANCY = skill_of(
+    VACANCY_QUERY,
+    {
+        "element": {"type": "string", "default": "Cu", "kind": "element"},
+        "a": {"type": "number", "default": 3.6, "kind": "number", "unit": "Å"},
+        "supercell": {"type": "integer", "default": 3, "kind": "integer"},
+    },
+    tunables=["supercell"],
+)
 
 
-def test_the_model_reading_another_value_of_the_question_for_a_later_parameter_declines():
-    skill = lifted(HCP_CODE, HCP_QUERY)
-    binding = bind(skill, HCP_QUERY)
-    second_opinion(binding, {"a": 3.209, "c": 5.211}, HCP_QUERY)
-    with pytest.raises(BindingDeclined, match=r"c = 5.211 .* or 3.209"):
-        second_opinion(binding, {"a": 3.209, "c": 3.209}, HCP_QUERY)  # a agrees; c is read as a's number
-
-
-def test_the_model_cannot_move_a_verified_default_or_bring_a_format_number():
-    query = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV rounded to 4 decimals."
-    binding = bind(FMAX, query)
-    assert binding.params == {"formula": "N2", "fmax": 0.01}
-    second_opinion(binding, {"formula": "N2", "fmax": 4}, query)  # the 4 is a format number: no value of the question
+def test_a_repeat_sets_only_a_repeat_and_a_count_of_atoms_only_a_count_of_atoms():
+    ask = "unrelaxed vacancy formation energy of silver with ASE's EMT, a = 4.09 Å, {} (unit: eV)"
+    assert bind(VACANCY, ask.format("2×2×2 supercell of the 4-atom cubic cell (32 atoms)")).params == {"element": "Ag", "a": 4.09, "supercell": 2}
+    declines(VACANCY, ask.format("in a 64-atom supercell"), "states 64-atom")
+    # A setting that did not change the verified answer may keep its default for another substance; a lattice constant may not.
+    assert bind(VACANCY, ask.format("")).params == {"element": "Ag", "a": 4.09, "supercell": 3}
+    declines(VACANCY, "unrelaxed vacancy formation energy of silver with ASE's EMT (unit: eV)", "does not state a for Ag")

@@ -19,8 +19,9 @@ def settings(workspace):
 def test_a_script_without_run_is_lifted_without_a_model(settings):
     result = compile_skill(CompileRequest(code=N2_CODE, query=N2_QUERY, expected=N2_ANSWER, tolerance=0.001), settings)
     assert result.ok and result.method == "lifted" and result.skill.method == "lifted" and result.llm_calls == []
-    assert list(result.skill.parameters["properties"]) == ["formula"] and result.skill.packages == ["ase"]
-    assert "def run(formula: str = 'N2'):" in result.skill.code and "_elements(formula)[0]" in result.skill.code
+    assert list(result.skill.parameters["properties"]) == ["formula", "fmax"] and result.skill.packages == ["ase"]
+    assert result.skill.tunables == ["fmax"]  # a stated setting that did not change N2's answer: run as a question states it
+    assert "def run(formula: str = 'N2', fmax: float = 0.01):" in result.skill.code and "_elements(formula)[0]" in result.skill.code
     assert result.verification.answer == N2_ANSWER
 
 

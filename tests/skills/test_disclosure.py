@@ -102,3 +102,19 @@ def test_comments_and_docstrings_are_not_shown_and_a_bound_is():
                   test_case=TestCase(params={"fmax": 0.05}, expected=0.05))  # fmt: skip
     assert describe(skill) == "Returns a number in eV, from fmax (a number, > 0)."
     assert json.loads(json.dumps(shared_view(skill, "bob").parameters))["properties"]["fmax"]["description"] == "fmax (a number, > 0)"
+
+
+def test_a_question_a_skill_grew_by_is_its_askers_alone():
+    from skills.documents import Skill, TestCase
+
+    skill = Skill(name="count", code="def run(formula: str = 'N2') -> int:\n    return 2\n", output_type="int", test_case=TestCase(expected=2),
+                  provenance=Provenance(query="How many atoms has N2?", user="alice"))  # fmt: skip
+    grown = skill.model_copy(update={"provenance": skill.provenance.with_wording("Bob's secret count of CO atoms?", "bob")})
+    assert grown.provenance.with_wording("Bob's secret count of CO atoms?", "carol") is grown.provenance  # once, by its first asker
+    assert grown.provenance.queries == ["Bob's secret count of CO atoms?"] and grown.provenance.asked_by == {
+        "Bob's secret count of CO atoms?": "bob"
+    }
+    assert "Bob's secret" not in shared_view(grown, "alice").model_dump_json()  # its teacher sees her own words, not bob's
+    assert shared_view(grown, "alice").provenance.query == "How many atoms has N2?"
+    assert "Bob's secret" not in shared_view(grown, "carol").model_dump_json()
+    assert shared_view(grown, "bob").provenance.queries == []  # bob is not its teacher: he sees none of alice's words either

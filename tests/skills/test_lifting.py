@@ -80,3 +80,10 @@ def test_a_main_block_runs_inside_run():
     code = "import json\n\nif __name__ == '__main__':\n    print(json.dumps(3.5 * 2))\n"
     draft = lift_script(code, ["Double 3.5. Return a float."])
     assert "if __name__" not in draft.code.split("def run")[1].split("if __name__")[0]
+
+
+def test_a_stated_element_used_as_a_key_becomes_a_parameter_and_an_index_stays():
+    script = 'import json\nfrom pymatgen.core import Composition\nprint(json.dumps(int(round(Composition("KMnO4").oxi_state_guesses()[0]["Mn"]))))\n'
+    draft = lift_script(script, ["What is the oxidation state of manganese in KMnO4, as guessed by pymatgen? Return an integer."])
+    assert draft.parameters["element"]["default"] == "Mn" and draft.parameters["formula"]["default"] == "KMnO4"
+    assert "oxi_state_guesses()[0][element]" in draft.code

@@ -6,7 +6,7 @@ number read as a value, makes a skill answer a question it should decline.
 
 import pytest
 
-from skills.mentions import content_words, find_mentions, stem, words_after, words_before
+from skills.mentions import content_words, find_mentions, question_words, stem, words_after, words_before
 
 
 def read(text: str) -> list[tuple]:
@@ -94,3 +94,73 @@ def test_content_words_keep_two_letter_words_and_drop_values_and_format():
 )
 def test_stem_meets_word_forms_and_leaves_short_words(word, stemmed):
     assert stem(word) == stemmed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("calcite (CaCO3)?", [("name", "calcite", None, None), ("formula", "CaCO3", "CaCO3", None)]),  # not the word "caco"
+        ("germanium (Ge)", [("name", "germanium", None, "Ge"), ("formula", "Ge", "Ge", "Ge")]),
+        ("KMnO₄", [("formula", "KMnO4", "KMnO4", None)]),  # subscript digits are digits
+        ("between Ga and As", [("formula", "Ga", "Ga", "Ga"), ("formula", "As", "As", "As")]),  # "As" mid-sentence: arsenic
+        ("As a check, use NaCl", [("formula", "NaCl", "NaCl", None)]),  # "As" opening a sentence: a word
+    ],
+)
+def test_symbols_and_formulas_are_read_as_substances_wherever_they_stand(text, expected):
+    assert [(m.kind, m.text, m.formula if m.kind != "name" else None, m.element) for m in find_mentions(text)] == expected
+
+
+def test_an_element_named_as_a_part_of_a_substance_is_marked_as_a_part():
+    parts = {m.text: m.part for m in find_mentions("the Si-Si distance in silicon; split O2 into two oxygen atoms; a Cu atom")}
+    assert parts == {"Si": True, "silicon": False, "O2": False, "oxygen": True, "Cu": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "counted"),
+    [("a five-layer slab", 5.0, "layer"), ("five layers", 5.0, "layer"), ("5 layers", 5.0, "layer"), ("an 8-atom cell", 8.0, "atom")],
+)
+def test_a_count_is_a_number_whether_written_in_digits_or_words(text, number, counted):
+    [mention] = find_mentions(text)
+    assert (mention.number, mention.counted) == (number, counted)
+
+
+def test_number_words_that_count_nothing_stay_words_and_plus_minus_is_a_spread():
+    assert find_mentions("split it into two halves") == []
+    [spread] = find_mentions("lattice constants scaled by ±5 %")
+    assert (spread.number, spread.unit, spread.plus_minus) == (5.0, "%", True)
+
+
+def test_question_words_leave_out_values_units_and_format_and_keep_the_word_before_and_any_negation():
+    words = question_words("Could you work out the density in g/cm^3 of NaCl (unit: g/cm^3), with no relaxation? Return a float.")
+    assert words == [("work", "you", False), ("out", "work", False), ("density", "the", False), ("no", "with", False), ("relaxation", "no", True)]
+    negated = [w for w, _, n in question_words("its energy per atom, not the cohesive energy; then it doesn't relax. Is it stable?") if n]
+    assert negated == ["cohesive", "energy", "relax"]  # a negation reaches a few words on, within its clause
+    assert [w for w, _, n in question_words("the other energies stay; rather than the total energy") if n] == ["total", "energy"]
+
+
+def test_a_molecule_named_by_its_count_of_atoms_is_that_molecule():
+    assert [(m.kind, m.formula) for m in find_mentions("pull dinitrogen apart") ] == [("name", "N2")]
+    assert [(m.kind, m.formula) for m in find_mentions("the bond in dichlorine")] == [("name", "Cl2")]
+
+
+def test_a_function_of_a_variable_states_no_value():
+    # "E(V)" is energy against volume, not vanadium; "E(N2)" still names N2.
+    assert find_mentions("an E(V) fit over 11 lattice constants")[0].text == "11"
+    assert [m.formula for m in find_mentions("return 2*E(N) - E(N2)") if m.kind != "number"] == ["N2"]
+
+
+def test_a_tolerance_on_the_answer_is_not_a_spread_of_the_problem():
+    assert [m.text for m in find_mentions("density of MgO with a = 4.212 Å, g/cm^3 (±5% is fine)")] == ["MgO", "4.212"]
+    assert [m.plus_minus for m in find_mentions("strain the lattice by ±5% and report the density")] == [True]
+
+
+def test_a_count_variable_in_a_written_formula_is_not_nitrogen():
+    text = "vacancy energy of silver, E_f = E(N-1) - (N-1)/N E(N). eV"
+    assert [m.text for m in find_mentions(text)] == ["silver"]
+    assert [m.text for m in find_mentions("Ni vacancy, E(N−1) − (N−1)/N·E(N)")] == ["Ni"]
+    assert [m.text for m in find_mentions("split N2 into two N atoms, 2*E(N) - E(N2)")] == ["N2", "N", "N2"]  # no count: N is nitrogen
+
+
+def test_a_structure_type_is_not_a_second_substance():
+    assert [m.text for m in find_mentions("density of KCl (rock salt, a = 6.293 Å)")] == ["KCl", "6.293"]
+    assert [m.text for m in find_mentions("GaAs in the zinc blende structure")] == ["GaAs"]

@@ -31,3 +31,52 @@ def test_a_stated_value_the_answer_does_not_depend_on_is_put_back_and_noted(work
 def test_defaults_that_do_not_reproduce_the_answer_are_reported(workspace):
     report = check(BCC_VOLUME, "Volume per atom of bcc iron, a = 2.87 Å. Return a float rounded to 4 decimal places.", 99.0)
     assert report.error == "defaults do not reproduce"
+
+
+AROMATIC_RINGS = 'import json\nfrom rdkit import Chem\nfrom rdkit.Chem import rdMolDescriptors\nprint(json.dumps(rdMolDescriptors.CalcNumAromaticRings(Chem.MolFromSmiles("c1ccc2ccccc2c1"))))\n'
+AROMATIC_QUERY = "How many aromatic rings does naphthalene (SMILES c1ccc2ccccc2c1) have according to RDKit? Return an integer."
+OXIDATION_STATE = 'import json\nfrom pymatgen.core import Composition\nprint(json.dumps(int(round(Composition("KMnO4").oxi_state_guesses()[0]["Mn"]))))\n'
+OXIDATION_QUERY = "What is the oxidation state of manganese in KMnO4, as guessed by pymatgen? Return an integer."
+
+
+def check_exact(code, question, expected, packages):
+    draft = lift_script(code, [question], SandboxSignatures(get_settings()))
+    return check_relevance(draft, code, question, expected, None, packages, get_settings(), "test")
+
+
+def test_an_aromatic_ring_count_depends_on_the_smiles(workspace):
+    report = check_exact(AROMATIC_RINGS, AROMATIC_QUERY, 2, ["rdkit"])
+    assert report.error is None and report.kept == ["smiles"] and report.independent_of == [] and report.inconclusive == []
+    assert "def run(smiles: str = 'c1ccc2ccccc2c1')" in report.code
+
+
+def test_an_oxidation_state_depends_on_the_formula_and_the_element(workspace):
+    report = check_exact(OXIDATION_STATE, OXIDATION_QUERY, 7, ["pymatgen"])
+    assert report.error is None and sorted(report.kept) == ["element", "formula"] and report.independent_of == []
+    assert "oxi_state_guesses()[0][element]" in report.code and "Composition(formula)" in report.code
+
+
+def test_values_that_do_not_differ_in_what_the_code_reads_never_prove_independence(workspace, monkeypatch):
+    look_alikes = ["Cc1ccc2ccccc2c1", "c1ccc2ccccc2c1O", "c1ccc2ccccc2c1C"]  # two aromatic rings each, like naphthalene
+    monkeypatch.setattr("skills.relevance.perturbed", lambda kind, value: look_alikes if kind == "smiles" else [])
+    monkeypatch.setattr("skills.relevance.probe_values", lambda kind, value, names: look_alikes if kind == "smiles" else [], raising=False)
+    report = check_exact(AROMATIC_RINGS, AROMATIC_QUERY, 2, ["rdkit"])
+    assert report.kept == ["smiles"] and report.inconclusive == ["smiles"] and report.dropped == [] and report.independent_of == []
+
+
+HCP_VOLUME = "import json\nfrom pymatgen.core import Lattice\nprint(json.dumps(round(Lattice.hexagonal(3.209, 5.211).volume, 4)))\n"
+
+
+def test_a_substance_the_code_never_reads_is_one_the_answer_does_not_depend_on(workspace):
+    question = "Use pymatgen's Lattice.hexagonal(3.209, 5.211).volume to get the unit-cell volume (unit: Å^3) of hcp magnesium. Return a float rounded to 4 decimal places."
+    report = check(HCP_VOLUME, question, 46.472)
+    assert report.error is None and report.independent_of == ["element"]
+    # Code that reads a substance (here copper, by its symbol) claims nothing of the substances it does not lift.
+    assert check(CU_ENERGY, "What is the EMT energy per atom (unit: eV) of fcc copper? Return a float rounded to 4 decimal places.", -0.0067).independent_of == []
+
+
+def test_code_reads_a_substance_by_any_of_its_elements_or_its_atomic_number():
+    from skills.probes import code_reads
+
+    assert code_reads("print(bulk('Cu'))", "Cu") and code_reads("Structure(l, ['Fe', 'O'], c)", "Fe2O3") and code_reads("Atoms(numbers=[12])", "Mg")
+    assert not code_reads(HCP_VOLUME, "Mg") and not code_reads("print(1)", "NaCl")

@@ -1,9 +1,17 @@
-"""Skills run in the sandbox: missing packages are reported before running; jobs carry resources."""
+"""Skills run in the sandbox: missing packages and values outside what a skill was verified on are reported before
+running; jobs carry resources."""
 
+import pytest
+
+from deployments.job_runners import LocalJobRunner
 from deployments.settings import get_settings
+from skills import runner
 from skills.documents import Skill, SkillResources, TestCase
 from skills.maker import SkillMaker
+from skills.params import ParameterError
 from skills.runner import run_skill
+from tests.skills.test_binding import ROCKSALT
+from tests.starter import rocksalt_density
 
 
 def test_a_skill_whose_packages_are_missing_is_reported_not_run(workspace):
@@ -35,3 +43,26 @@ def test_a_run_past_the_declared_wall_time_is_stopped_with_a_clear_error(workspa
     assert not execution.ok and execution.timed_out and execution.wall_s < 30
     assert execution.error.startswith("ran past its declared wall time of 2 s")
     assert run_skill(skill, {"seconds": 0.1}, get_settings()).answer == 0.1
+
+
+def test_values_outside_the_skills_domain_are_refused_before_anything_runs_here_and_in_a_job(workspace, monkeypatch):
+    ran: list[dict] = []
+    real = runner.run_skill_code
+
+    def recorded(code, packages, params, *args, **kw):
+        ran.append(params)
+        return real(code, packages, params, *args, **kw)
+
+    monkeypatch.setattr(runner, "run_skill_code", recorded)
+    with pytest.raises(ParameterError, match="CaF2 has another make-up"):  # OutsideDomain: a ParameterError to every door
+        run_skill(ROCKSALT, {"formula": "CaF2", "a": 5.0}, get_settings())
+    assert ran == []  # refused, not run
+    inside = run_skill(ROCKSALT, {"formula": "KCl", "a": 6.29}, get_settings())
+    assert inside.ok and inside.answer == rocksalt_density("K", "Cl", 6.29)
+
+    # A jobflow job (run-skill, batches, exported workflows) checks the parameters as given before it computes.
+    maker = SkillMaker.from_skill(ROCKSALT)
+    refused, answered = LocalJobRunner().run(maker.make(formula="CaF2")), LocalJobRunner().run(maker.make(formula="KCl", a=6.29))
+    [refused], [answered] = list(refused), list(answered)
+    assert not refused.ok and "OutsideDomain: lifted-v1 was not verified for a=5.64, formula=CaF2: the skill uses" in refused.error
+    assert answered.ok and answered.document["output"] == rocksalt_density("K", "Cl", 6.29)

@@ -7,7 +7,7 @@ import pytest
 
 from deployments.settings import Settings
 from skills.documents import Provenance, Skill, TestCase
-from tasks.bind import choose_skill
+from tasks.bind import choose_recalled, choose_skill
 from tasks.models import Recall, SkillMatch, SolveRequest
 from tests.codes import N2_CODE, N2_QUERY
 from tests.skills.test_binding import lifted
@@ -86,3 +86,20 @@ def test_a_binding_the_schema_refuses_declines():
 def test_choosing_does_not_look_at_similarity_again(similarity):
     choice = choose_skill(SolveRequest(query=N2_QUERY), [SkillMatch(skill=N2, similarity=similarity)])
     assert choice.binding is not None and choice.binding.params == {"formula": "N2"}
+
+
+def test_a_parameterless_skill_not_tried_is_declined_with_why_and_the_rest_are_chosen_from_as_before():
+    recall = Recall(skills=[SkillMatch(skill=s, similarity=v) for s, v in [(WITHOUT, 0.8), (N2, 0.7), (EMPTY_PROPERTIES, 0.2)]])
+    choice = choose_recalled(SolveRequest(query=N2_QUERY.replace("a nitrogen molecule", "O2")), recall, SETTINGS)
+    assert choice.match is not None and choice.match.skill.id == N2.id and choice.binding.params == {"formula": "O2"}
+    assert [(d.skill_id, d.similarity, d.tried) for d in choice.declined] == [(WITHOUT.id, 0.8, False)]  # not the one below 0.3
+    assert "no parameters" in choice.declined[0].reason and "0.90 or more; this one is 0.80" in choice.declined[0].reason
+
+
+def test_declined_lists_skills_not_tried_and_those_that_declined_best_first():
+    query = N2_QUERY.replace("a nitrogen molecule", "O2 (or was it N2?)")
+    recall = Recall(skills=[SkillMatch(skill=LITERAL, similarity=0.95), SkillMatch(skill=N2, similarity=0.85), SkillMatch(skill=WITHOUT, similarity=0.6)])
+    choice = choose_recalled(SolveRequest(query=query), recall, SETTINGS)
+    assert choice.match is None
+    assert [(d.skill_id, d.tried) for d in choice.declined] == [(LITERAL.id, True), (N2.id, True), (WITHOUT.id, False)]
+    assert choose_recalled(SolveRequest(query=query), None, SETTINGS).declined == []

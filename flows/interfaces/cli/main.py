@@ -1,6 +1,6 @@
 """The ``evoskill`` command line.
 
-    evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--json]
+    evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--accept-suggestion] [--json]
     evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
     evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
     evoskill learn TASK.json...
@@ -15,9 +15,15 @@
 ``solve --json`` prints exactly one JSON object on stdout (progress goes to stderr) with the
 keys ``success, answer, formatted, unit, path, llm_calls, tokens, wall_s, stages[{name,
 wall_s, ok, detail}], flow_run_id, code, error, trajectory_path, skill_id, learned, question,
-session, params, declined``; ``path`` is ``skill`` (with ``skill_id``, and ``params``: every parameter it ran with, each
+session, params, declined, suggestion, grown``; ``path`` is ``skill`` (with ``skill_id``, and ``params``: every parameter it ran with, each
 with the words of the question it came from or 'verified default') when a learned skill answered; ``declined`` says why recalled skills did not. Exit code: 0 when
 the question was answered, 1 when it was not (or a clarifying question came back), 2 for bad usage.
+
+A recalled skill that every value of the question binds, declined only for words it was not verified on, is offered:
+"This looks like <skill> with formula=CO (it was verified on "…"). Run it?" — asked y/N when stdin is a terminal, taken
+with ``--accept-suggestion`` (it answers through the skill and learns the question's wording), and otherwise reported
+beside the code path's answer (``suggestion``: ``{skill_id, params, bound, verified_on, reason, accepted}``). ``grown``
+names the skills that took the question as a verified one because their answer agreed with the accepted answer.
 """
 
 from __future__ import annotations
@@ -69,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", action="append", default=[], metavar="PATH",
         help="a file or folder the question needs (e.g. a structure file); generated code may read it, read-only. Repeatable",
     )  # fmt: skip
+    solve.add_argument(
+        "--accept-suggestion", action="store_true",
+        help="when a recalled skill declines only for words it was not verified on, answer through it (and teach it the wording)",
+    )  # fmt: skip
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
     add_bench_parser(sub)
@@ -98,7 +108,22 @@ def _add_verbose(parser: argparse.ArgumentParser) -> None:
                 _add_verbose(child)
 
 
-def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
+def _print_suggestion(offer, asked: bool) -> None:  # noqa: ANN001 - Suggestion, imported lazily
+    if offer is None:
+        return
+    if offer.accepted:
+        print(f"Answered through the suggested skill {offer.skill_id}, which learned this question's wording")
+    elif not asked:
+        print(f"{offer.offer()} Ask again with --accept-suggestion to answer through it.")
+
+
+def _confirm(offer) -> bool:  # noqa: ANN001 - Suggestion, imported lazily
+    """Ask on the terminal (stderr: stdout stays the answer's) whether to run the suggested skill; no is the default."""
+    print(f"{offer.offer()} [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _print_human(result, asked: bool = False) -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print()
     if result.question:
         print(f"Question back to you: {result.question}")
@@ -112,6 +137,9 @@ def _print_human(result) -> None:  # noqa: ANN001 - SolveResult, imported lazily
             print("\nLast code tried:\n" + result.code)
     for reason in result.declined:
         print("Skill declined: " + reason.replace("\n", "\n  "))
+    _print_suggestion(result.suggestion, asked)
+    for skill_id in result.grown:
+        print(f"Skill {skill_id} gave the accepted answer too: this question is now one of its verified questions")
     print(f"\n{'stage':<24}{'wall s':>8}  ok")
     for stage in result.stages:
         print(f"{stage.name:<24}{stage.wall_s:>8.2f}  {'yes' if stage.ok else 'no'}")
@@ -154,7 +182,7 @@ def _solve(args: argparse.Namespace) -> int:
     from deployments.progress import add_listener
     from deployments.settings import get_settings
     from flows.learn import ensure_starter_library
-    from flows.solve import solve
+    from flows.solve import solve, suggest
     from tasks.debug_strategies import check_strategies
 
     add_listener(Progress())
@@ -166,7 +194,12 @@ def _solve(args: argparse.Namespace) -> int:
                 granted = {"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in args.input)]}
                 return _print_plan(_planned(args.query, settings.model_copy(update=granted)), args.json)
             ensure_starter_library(settings)
-            result = solve(args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input)
+            accept, asked = args.accept_suggestion, False
+            if not accept and sys.stdin.isatty() and (offer := suggest(args.query, settings)) is not None:
+                accept, asked = _confirm(offer), True
+            result = solve(
+                args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input, accept_suggestion=accept
+            )
     except (ValidationError, SettingsError) as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
@@ -179,7 +212,7 @@ def _solve(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json())
     else:
-        _print_human(result)
+        _print_human(result, asked)
     return 0 if result.success else 1
 
 

@@ -179,7 +179,8 @@ def run_skills(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - SkillStore, Settings
     """``skills run``: one run, a batch, or the rerun of a batch's unfinished items."""
     from deployments.prefect_server import prefect_runtime
-    from skills.params import load_param_sets, parse_assignments, validate_params
+    from skills.domain import checked_params
+    from skills.params import load_param_sets, parse_assignments
 
     if bool(args.id) == bool(args.retry):
         raise ParameterError("give a skill to run, or --retry BATCH_ID")
@@ -204,7 +205,7 @@ def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - Sk
     from flows.run_skill import run_skill
 
     params = parse_assignments(args.param)
-    validate_params(store.get_skill(args.id).parameters, params)  # bad input is reported before Prefect starts
+    checked_params(store.get_skill(args.id), params)  # bad input, or input outside the skill's domain, is reported before Prefect starts
     with prefect_runtime(settings):
         output = run_skill(args.id, params, args.executor)
     print(output.model_dump_json() if args.json else (json.dumps(output.answer) if output.success else f"failed: {output.error}"))

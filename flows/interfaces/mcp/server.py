@@ -2,13 +2,16 @@
 and ``list_skills``.
 
 A skill's tool takes the skill's parameter schema (with its bounds) as its input schema; arguments are checked
-against it (JSON Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument;
-an unknown tool is a protocol error (-32602). Its output schema is the skill's verified output type and unit beside the
+against it (JSON Schema 2020-12) and a mismatch comes back to the client as a tool error naming each wrong argument,
+as do arguments outside what the skill was verified on (``skills/domain.py``: another make-up or kind), with each
+reason, and nothing runs; an unknown tool is a protocol error (-32602). Its output schema is the skill's verified output type and unit beside the
 parameters it ran with (defaults filled in): ``{"result": 8.5753, "parameters": {"formula": "O2", "fmax": 0.01}}``.
 Tools are read from the store on every ``tools/list``; the server watches the store and tells connected clients when
 a skill is learned, deleted or re-versioned (``notifications/tools/list_changed``, or a ``subscriptions/listen`` event).
 Skills run in the sandbox with no LLM, for at most their declared wall time; ``solve`` runs the ``solve`` flow and returns the plots its code drew as images
-(the kept copies, ``deployments/run_outputs.py``). Both wait for their turn (``deployments/admission.py``, shared with
+(the kept copies, ``deployments/run_outputs.py``). A recalled skill that declined the question only for words it was not
+verified on comes back as ``suggestion`` (``{skill_id, params, bound, verified_on, reason, accepted}``, also said in
+words); calling ``solve`` again with ``accept_suggestion: true`` answers through it and teaches it the wording. Both wait for their turn (``deployments/admission.py``, shared with
 the chat): a waiting call hears "busy, position N" as progress, and a call beyond the queue's limit gets an error
 result saying busy, to retry. A client that asks for progress (a ``progressToken``) then hears "running, N s" every
 few seconds, and each stage of a solve as it starts and ends. A client's ``notifications/cancelled`` kills the call's
@@ -51,7 +54,8 @@ from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.disclosure import describe, shared_view, shows_words_to
 from skills.documents import Skill
-from skills.params import params_text, validate_params
+from skills.domain import checked_params
+from skills.params import ParameterError, params_text
 from skills.runner import run_skill
 from skills.store import SkillStore, open_store
 from tasks.tools.memory import search_memory
@@ -73,6 +77,16 @@ _SOLVE_RESULT = {
         "success": {"type": "boolean"}, "answer": {}, "formatted": _NULLABLE_STRING, "unit": _NULLABLE_STRING,
         "path": {"type": "string"}, "skill_id": _NULLABLE_STRING, "learned": {"type": "boolean"}, "question": _NULLABLE_STRING,
         "session": _NULLABLE_STRING, "error": _NULLABLE_STRING, "code": _NULLABLE_STRING, "flow_run_id": _NULLABLE_STRING,
+        "suggestion": {
+            "type": ["object", "null"],
+            "description": "a recalled skill declined only for words it was not verified on; solve again with accept_suggestion to run it",
+            "properties": {
+                "skill_id": {"type": "string"}, "params": {"type": "object"}, "bound": {"type": "array"},
+                "verified_on": {"type": "string"}, "reason": {"type": "string"}, "accepted": {"type": "boolean"},
+            },
+            "required": ["skill_id", "params", "verified_on", "reason", "accepted"],
+        },
+        "grown": {"type": "array", "items": {"type": "string"}, "description": "skills that gave the accepted answer too and learned the question"},
     },
     "required": ["success", "session"],
 }  # fmt: skip
@@ -106,6 +120,10 @@ def _fixed_tools(settings: Settings) -> list[types.Tool]:
                 "properties": {
                     "query": {"type": "string", "minLength": 1, "maxLength": settings.web_max_query_chars},
                     "session": {"type": "string", "pattern": r"^[\w.-]+$", "description": "continue a conversation (the session a result returned)"},
+                    "accept_suggestion": {
+                        "type": "boolean", "default": False,
+                        "description": "answer through the skill a previous result suggested (declined only for words), teaching it the wording",
+                    },
                 },
                 "required": ["query"],
                 "additionalProperties": False,
@@ -246,7 +264,11 @@ class _Handlers:
         if problems:
             return _result(f"invalid arguments for {params.name}: " + "; ".join(problems), error=True)
         if skill is not None:
-            return _checked(tool, await self._in_turn(ctx, lambda cancel: self._run_skill(skill, arguments, cancel)))
+            try:  # outside what the skill was verified on: an error result naming each reason, before it waits its turn
+                bound = await anyio.to_thread.run_sync(checked_params, skill, arguments)
+            except ParameterError as exc:
+                return _result(str(exc), error=True)
+            return _checked(tool, await self._in_turn(ctx, lambda cancel: self._run_skill(skill, bound, cancel)))
         if params.name == "solve":
             reply = await self._in_turn(ctx, lambda cancel: self._solve(arguments))
             await self.tools_changed()  # it may have learned a skill
@@ -303,8 +325,8 @@ class _Handlers:
             await ticket.turn(queued)
             return await _run_cancellable(ctx, work)
 
-    def _run_skill(self, skill: Skill, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
-        bound = validate_params(skill.parameters, arguments)
+    def _run_skill(self, skill: Skill, bound: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
+        """Run the skill with its checked parameters (``checked_params``), in the sandbox."""
         execution = run_skill(skill, bound, self.settings, cancel)
         if not execution.cancelled:  # a cancelled run says nothing of the skill
             self.store.record_use(skill, execution.ok)
@@ -318,10 +340,15 @@ class _Handlers:
 
         session = arguments.get("session") or uuid.uuid4().hex[:12]  # a new conversation, as the chat starts one
         with prefect_runtime(self.settings):
-            result = solve(arguments["query"], session=session, user=self.settings.user)
-        keep = ("success", "answer", "formatted", "unit", "path", "skill_id", "learned", "question", "session", "error", "code", "flow_run_id")
+            result = solve(arguments["query"], session=session, user=self.settings.user, accept_suggestion=bool(arguments.get("accept_suggestion")))
+        keep = (
+            "success", "answer", "formatted", "unit", "path", "skill_id", "learned", "question", "session", "error", "code", "flow_run_id",
+            "suggestion", "grown",
+        )  # fmt: skip
         bound = {b.name: b.value for b in result.params}  # the skill path's parameters, defaults filled in
         reply = _answer(result.model_dump(mode="json", include=set(keep)), bound, error=not (result.success or result.question))
+        if result.suggestion is not None and not result.suggestion.accepted:
+            reply.content.append(types.TextContent(text=f"{result.suggestion.offer()} Call solve again with accept_suggestion: true to run it."))
         reply.content += self._images(result.images)
         return reply
 

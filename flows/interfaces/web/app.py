@@ -50,9 +50,10 @@ _CSP = (
 
 
 def flow_solver() -> Solver:
-    """Answer through the ``solve`` flow; in the chat a skill is learned only when the user says 'satisfied'."""
-    def run(query: str, session_id: str, user: str) -> SolveResult:
-        return solve(query, session=session_id, user=user, defer_learning=True)
+    """Answer through the ``solve`` flow; in the chat a skill is learned only when the user says 'satisfied' (a suggested
+    skill the user accepts learns the question's wording at once)."""
+    def run(query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult:
+        return solve(query, session=session_id, user=user, defer_learning=True, accept_suggestion=accept_suggestion)
 
     return run
 

@@ -1,4 +1,4 @@
-"""Chat pages: sessions (new, resume, title/notes/bookmark), questions, feedback, progress, login and logout."""
+"""Chat pages: sessions (new, resume, title/notes/bookmark), questions, feedback, suggested skills, progress, login and logout."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _problem(state: WebState, text: str) -> str | None:
     return None
 
 
-def _ask(request: Request, user: str, conversation: Conversation, query: str) -> Response:
+def _ask(request: Request, user: str, conversation: Conversation, query: str, accept_suggestion: bool = False) -> Response:
     state = web_state(request)
     problem = _problem(state, query)
     if problem is None and conversation.session.status == "stopped":
@@ -72,7 +72,7 @@ def _ask(request: Request, user: str, conversation: Conversation, query: str) ->
     status = 400
     if problem is None:
         try:
-            state.jobs.submit(conversation, query.strip())
+            state.jobs.submit(conversation, query.strip(), accept_suggestion)
         except Busy as exc:
             problem, status = str(exc), 429
         except RuntimeError as exc:
@@ -131,6 +131,17 @@ def improve(request: Request, user: CurrentUser, session_id: str, critique: Anno
     if query is None:
         return _page(request, user, conversation.session, error="nothing to improve yet", status=400)
     return _ask(request, user, conversation, query)
+
+
+@router.post("/chat/{session_id}/turns/{turn}/suggestion")
+def accept_suggestion(request: Request, user: CurrentUser, session_id: str, turn: int) -> Response:
+    """The turn's question asked again, answered through the skill it suggested (which then learns the wording)."""
+    conversation = _conversation(web_state(request), session_id, user)
+    turns = conversation.session.turns
+    offer = turns[turn].suggestion if 0 <= turn < len(turns) else None
+    if offer is None or offer.accepted:
+        raise HTTPException(status_code=404, detail="no suggestion to accept on that turn")
+    return _ask(request, user, conversation, turns[turn].query, accept_suggestion=True)
 
 
 @router.post("/chat/{session_id}/stop")

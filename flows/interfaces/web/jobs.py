@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from deployments.admission import Admission, Ticket
 from deployments.progress import Status, add_listener, remove_listener
@@ -22,8 +22,13 @@ from tasks.models import SolveResult
 
 __all__ = ["SolveJob", "SolveJobs", "Solver"]
 
-Solver = Callable[[str, str, str], SolveResult]
-"""``(query, session_id, user) -> SolveResult``: runs one solve flow."""
+
+class Solver(Protocol):
+    """``(query, session_id, user, accept_suggestion) -> SolveResult``: runs one solve flow (``accept_suggestion``: through
+    the skill a turn suggested, which the user accepted)."""
+
+    def __call__(self, query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult: ...
+
 
 _current: contextvars.ContextVar[SolveJob | None] = contextvars.ContextVar("evoskill_web_job", default=None)
 
@@ -36,6 +41,7 @@ class SolveJob:
     events: list[tuple[float, str, str, str]] = field(default_factory=list)
     position: int | None = None
     done: bool = False
+    accept_suggestion: bool = False
 
     def note(self, stage: str, status: Status, detail: str) -> None:
         self.events.append((round(time.time() - self.started, 1), stage, status, detail[:300]))
@@ -72,8 +78,9 @@ class SolveJobs:
             job = self._jobs.get(session_id)
         return job if job and not job.done else None
 
-    def submit(self, conversation: Conversation, query: str) -> SolveJob:
-        """Store the question as pending and answer it in the background, in its turn.
+    def submit(self, conversation: Conversation, query: str, accept_suggestion: bool = False) -> SolveJob:
+        """Store the question as pending and answer it in the background, in its turn (``accept_suggestion``: through the
+        skill a turn suggested for it).
 
         ``RuntimeError`` if the session is answering one already; ``Busy`` (one) if the user has too many waiting.
         """
@@ -82,7 +89,9 @@ class SolveJobs:
             if (current := self._jobs.get(session.id)) is not None and not current.done:
                 raise RuntimeError("this session is still answering its last question")
             ticket = self._admission.enter(session.user)
-            job = self._jobs[session.id] = SolveJob(session.id, query, position=ticket.position or None)
+            job = self._jobs[session.id] = SolveJob(
+                session.id, query, position=ticket.position or None, accept_suggestion=accept_suggestion
+            )
         conversation.update(pending=query, status="open")
         thread = threading.Thread(target=self._context.copy().run, args=(self._run, job, session.user, ticket), daemon=True,
                                   name=f"evoskill-web-solve-{session.id}")  # fmt: skip
@@ -97,7 +106,7 @@ class SolveJobs:
                     return  # the server is stopping: the question stays pending, askable again
                 job.position = None
                 self._store.refresh()  # recall sees what other processes (the CLI, the MCP server) learned since
-                self._solver(job.query, job.session_id, user)
+                self._solver(job.query, job.session_id, user, accept_suggestion=job.accept_suggestion)
         except Exception as exc:  # noqa: BLE001 - shown in the chat, and the question stays askable
             job.note("solve", "failed", f"{type(exc).__name__}: {exc}")
             conversation = Conversation.open(self._store, job.session_id, user)

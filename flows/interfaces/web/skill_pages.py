@@ -21,7 +21,8 @@ from flows.interfaces.web.state import CurrentUser, WebState, web_state
 from flows.run_skill import run_skill
 from skills.disclosure import shared_view
 from skills.documents import Skill
-from skills.params import ParameterError, validate_params
+from skills.domain import checked_params
+from skills.params import ParameterError
 from skills.run_errors import explain_run_error
 from skills.transfer import export_workflow
 
@@ -83,7 +84,7 @@ async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> H
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
     params = form_params(skill.parameters, form)
     try:
-        validate_params(skill.parameters, params)
+        checked_params(skill, params)  # outside what the skill was verified on: refused with the reason
     except ParameterError as exc:
         return _skill_page(request, user, skill, form, error=str(exc))
     try:

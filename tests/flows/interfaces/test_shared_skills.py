@@ -38,7 +38,7 @@ def prompts(script) -> list[str]:  # noqa: ANN001 - the script's path
 @pytest.fixture
 def taught(scripted, monkeypatch):
     """Alice's solve, learned as her skill (lifted from the code: the molecule is its parameter); then the script is bob's."""
-    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, {"stage": "bind", "content": {"formula": "O2"}}])
+    script = scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}])
     first = solve(ALICE_QUERY, user="alice")
     assert first.success and first.learned, first.error
     skill = open_store(get_settings()).get_skill(first.skill_id)
@@ -53,8 +53,7 @@ def test_bobs_prompts_and_answer_hold_none_of_alices_words(taught):
     answer = solve(O2_QUERY, user="bob")
     assert answer.success and answer.path == "skill" and answer.skill_id == skill.id and answer.answer == O2_ANSWER
     bobs = prompts(script)[before:]
-    assert len(bobs) == 1 and said(bobs[0]) == [], bobs  # the binding's second opinion
-    assert "formula (a formula" in bobs[0] and "quoted data, not instructions" in bobs[0]  # the skill, as data
+    assert bobs == [], bobs  # the skill path asks no model: alice's skill reaches no prompt of bob's
     assert said(answer.model_dump_json()) == [], answer.code  # the code shown with his answer, the declines, the stages
     assert "def run(formula" in answer.code
 

@@ -7,6 +7,7 @@ import pytest
 from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
 from skills.store import open_store
+from tests.starter import emt_atomization, learn_n2_by_position, rocksalt_density
 
 # Three of the starter library's tasks (learning all of them is tests/flows/test_starter_library.py's job).
 LIBRARY = [f"skills/library/{name}.json" for name in ("ase_emt_atomization_n2", "pymatgen_rocksalt_density_nacl", "rdkit_fragments_benzyl")]
@@ -64,7 +65,7 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     expected = _fragment_count("CCO", 1, 6)
     assert expected != _fragment_count("OCc1ccccc1CN", 1, 6)  # the answer shows the parameter was used, not the default
     # the lifted skill: the SMILES and the maximum path length (6) are parameters; the minimum path length does not change the count
-    assert output["success"] and output["params"] == {"value_2": 6, "smiles": "CCO"} and output["answer"] == expected
+    assert output["success"] and output["params"] == {"value": 1, "value_2": 6, "smiles": "CCO"} and output["answer"] == expected
     exported = tmp_path / "skill.json"
     assert main(["skills", "export", "rdkit_fragment_count", "-o", str(exported)]) == 0
     assert main(["skills", "delete", "rdkit_fragment_count"]) == 0
@@ -97,3 +98,45 @@ def test_memory_search_finds_learned_solutions(library, capsys):
     assert main(["memory", "search", "Count the molecular fragments of CCO with RDKit", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert hits and hits[0]["memory"]["kind"] == "execution" and "FragmentCatalog" in hits[0]["memory"]["solution"]
+
+
+def test_a_skill_answers_only_inside_what_it_was_verified_on_run_batch_and_export(library, tmp_path, capsys):
+    # The starter atomization skill sums over the molecule's atoms: CO is inside it, and answered right.
+    assert main(["skills", "run", "ase_emt_atomization-v1", "-p", "formula=CO"]) == 0
+    assert json.loads(capsys.readouterr().out) == emt_atomization("CO") == 7.4297
+    # One learned from a script that takes N2's first element twice holds for N2's make-up only: CO is refused.
+    by_position = learn_n2_by_position()
+    capsys.readouterr()  # learning's progress, shown where it takes long
+    assert main(["skills", "run", by_position.id, "-p", "formula=CO"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == (
+        f"evoskill skills: {by_position.id} was not verified for formula=CO, fmax=0.01: "
+        "the skill uses the elements of formula by position, verified on N2; CO has another make-up"
+    )
+    # The rock-salt density takes Na and Cl by position; the fragment count takes a SMILES.
+    for args, reason in [
+        (["pymatgen_rocksalt_density", "-p", "formula=CaF2", "-p", "a=5.0"], "CaF2 has another make-up"),
+        (["pymatgen_rocksalt_density", "-p", "formula=salt"], "'salt' is not a formula, and formula takes one"),
+        (["rdkit_fragment_count", "-p", "smiles=C1CC"], "'C1CC' is not a SMILES RDKit can read"),
+    ]:
+        assert main(["skills", "run", *args, "--json"]) == 2, args
+        out, err = capsys.readouterr()
+        assert out == "" and reason in err and len(err.strip().splitlines()) == 1, err
+        assert main(["skills", "export", args[0], "--workflow", *args[1:]]) == 2
+        assert reason in capsys.readouterr().err
+    assert main(["skills", "run", "pymatgen_rocksalt_density", "-p", "formula=KCl", "-p", "a=6.29", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == rocksalt_density("K", "Cl", 6.29)
+
+    # A batch: each item outside fails with its reason and gives no answer; the others are answered.
+    sets = tmp_path / "sets.jsonl"
+    sets.write_text("\n".join(json.dumps(p) for p in ({"formula": "KCl", "a": 6.29}, {"formula": "CaF2", "a": 5.0}, {"formula": "salt"})))
+    assert main(["skills", "run", "pymatgen_rocksalt_density", "--batch", str(sets), "--executor", "local", "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["done"], summary["failed"], summary["ran"]) == (1, 2, 1)
+    assert main(["skills", "batch", summary["batch_id"], "--json"]) == 0
+    items = json.loads(capsys.readouterr().out)["items"]
+    assert [(i["status"], i["answer"]) for i in items] == [("done", rocksalt_density("K", "Cl", 6.29)), ("failed", None), ("failed", None)]
+    assert "CaF2 has another make-up" in items[1]["error"] and "'salt' is not a formula" in items[2]["error"]
+    assert main(["skills", "run", "--retry", summary["batch_id"], "--executor", "local", "--json"]) == 1  # refused again, not run
+    again = json.loads(capsys.readouterr().out)
+    assert (again["ran"], again["done"], again["failed"]) == (0, 1, 2)

@@ -19,6 +19,7 @@ from skills.documents import Session, Skill, TestCase
 from skills.store import open_store
 from tasks.tools.memory import save_to_memory
 from tests.codes import N2_CODE, n2_skill
+from tests.starter import learn_n2_by_position, learn_starter, rocksalt_density
 
 ROOT = Path(__file__).resolve().parents[4]
 DOUBLE = "def run(x: float = 1.0, times: int = 2) -> float:\n    return x * times\n"
@@ -137,3 +138,60 @@ def test_solve_tool_answers_through_the_solve_flow_and_reports_failures(scripted
             Draft202012Validator(solve_tool.output_schema).validate(down.structured_content)  # a strict client checks errors too
 
     anyio.run(session)
+
+
+def test_a_skill_tool_refuses_arguments_outside_what_it_was_verified_on(workspace, monkeypatch, serve_asgi):
+    from flows.interfaces.mcp.server import build_server
+
+    monkeypatch.setenv("EVOSKILL_STORE", "monty")
+    [rocksalt] = learn_starter("pymatgen_rocksalt_density_nacl")
+    by_position = learn_n2_by_position()
+    url = serve_asgi(build_server(get_settings()).streamable_http_app())
+
+    async def session() -> None:
+        async with Client(f"{url}/mcp", read_timeout_seconds=120) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "with the make-up of its default" in tools[by_position.id].description  # the bound, told to the client
+            for name, arguments, reason in [
+                (by_position.id, {"formula": "CO"}, "the skill uses the elements of formula by position, verified on N2; CO has another make-up"),
+                (rocksalt.id, {"formula": "CaF2", "a": 5.0}, "CaF2 has another make-up"),
+                (rocksalt.id, {"formula": "salt"}, "'salt' is not a formula, and formula takes one"),
+            ]:
+                refused = await client.call_tool(name, arguments)
+                assert refused.is_error and refused.structured_content is None, refused
+                assert f"{name} was not verified for" in refused.content[0].text and reason in refused.content[0].text
+            answered = await client.call_tool(rocksalt.id, {"formula": "KCl", "a": 6.29})
+            assert not answered.is_error and answered.structured_content["result"] == rocksalt_density("K", "Cl", 6.29)
+
+    anyio.run(session)
+    store = open_store(get_settings())
+    assert (store.get_skill(rocksalt.id).stats.uses, store.get_skill(by_position.id).stats.uses) == (1, 0)  # refusals ran nothing
+
+
+def test_solve_offers_a_near_miss_as_a_structured_suggestion_and_runs_it_when_accepted(scripted, workspace):
+    from flows.interfaces.mcp.server import build_server
+    from tests.starter import emt_atomization, starter_skill
+
+    atomization = starter_skill("ase_emt_atomization_n2")
+    question = "What is the total binding energy of a CO molecule with ASE's EMT calculator? Return a float rounded to 4 decimal places."
+    scripted([])  # no model: the code path cannot answer, and the suggestion still comes back
+
+    async def session() -> None:
+        async with Client(build_server(get_settings())) as client:
+            solve_tool = next(t for t in (await client.list_tools()).tools if t.name == "solve")
+            offered = await client.call_tool("solve", {"query": question})
+            Draft202012Validator(solve_tool.output_schema).validate(offered.structured_content)
+            suggestion = offered.structured_content["result"]["suggestion"]
+            assert offered.is_error and suggestion["skill_id"] == atomization.id and suggestion["params"] == {"formula": "CO", "fmax": 0.01}
+            assert not suggestion["accepted"] and suggestion["verified_on"] == atomization.provenance.query
+            assert "accept_suggestion: true" in offered.content[-1].text and f"This looks like {atomization.id}" in offered.content[-1].text
+
+            accepted = await client.call_tool("solve", {"query": question, "accept_suggestion": True})
+            Draft202012Validator(solve_tool.output_schema).validate(accepted.structured_content)
+            result = accepted.structured_content["result"]
+            assert not accepted.is_error and result["path"] == "skill" and result["skill_id"] == atomization.id
+            assert result["answer"] == emt_atomization("CO") and result["suggestion"]["accepted"]
+            assert accepted.structured_content["parameters"] == {"formula": "CO", "fmax": 0.01}
+
+    anyio.run(session)
+    assert question in open_store(get_settings()).get_skill(atomization.id).provenance.queries

@@ -18,7 +18,7 @@ SCREENSHOTS = os.environ.get("EVOSKILL_SCREENSHOTS")  # read before the workspac
 
 
 def test_chat_feedback_resume_and_skills_page(scripted, live_server, browser, tmp_path):
-    scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT, {"stage": "bind", "content": {"formula": "O2"}}])
+    scripted([CLEAR, {"stage": "research", "content": {"code": N2_CODE}}, DRAFT])
     shots = Path(SCREENSHOTS or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -224,3 +224,27 @@ def test_a_failed_stage_shows_its_sentence_and_keeps_the_raw_error_behind_a_togg
     row = re.search(r'<tr class="bad"><td>skill</td>.*?</tr>', page, re.S).group(0)
     assert "<details><summary>" + SENTENCE.replace("'", "&#39;") + "</summary>" in row and "KeyError: &#39;Xe2&#39;" in row
     assert 'summary>' + "y" * 157 + "...</summary>" in page  # a long detail is cut in its summary, whole when opened
+
+
+def test_a_suggested_skill_is_a_button_that_answers_through_it_and_teaches_it_the_wording(scripted, client, web_app):
+    from tests.starter import emt_atomization, starter_skill
+
+    atomization = starter_skill("ase_emt_atomization_n2")
+    question = "What is the total binding energy of a CO molecule with ASE's EMT calculator? Return a float rounded to 4 decimal places."
+    scripted([])  # no model: the code path cannot answer; the skill declined only for words is offered on the turn
+    sid = session_id(client.post("/chat", data={"query": question}, follow_redirects=False))
+    wait_for_answer(web_app, sid)
+    page = client.get(f"/chat/{sid}").text
+    assert f'action="/chat/{sid}/turns/0/suggestion"' in page and f"This looks like {atomization.id} with formula=CO" in page
+    assert f"Run {atomization.id}</button>" in page
+
+    assert client.post(f"/chat/{sid}/turns/0/suggestion", follow_redirects=False).status_code == 303
+    wait_for_answer(web_app, sid)
+    store = open_store(get_settings())
+    turns = store.get(Session, sid).turns
+    assert [t.query for t in turns] == [question, question] and turns[1].path == "skill" and turns[1].skill_id == atomization.id
+    assert turns[1].answer == str(emt_atomization("CO")) and turns[1].suggestion.accepted
+    assert "Answered through the suggested skill" in client.get(f"/chat/{sid}").text
+    assert question in store.get_skill(atomization.id).provenance.queries
+    assert client.post(f"/chat/{sid}/turns/1/suggestion").status_code == 404  # that turn's suggestion was taken already
+    assert client.post(f"/chat/{sid}/turns/7/suggestion").status_code == 404

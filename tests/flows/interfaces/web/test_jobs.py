@@ -22,7 +22,7 @@ class GatedSolver:
         self.gates: dict[str, threading.Event] = {}
         self.lock = threading.Lock()
 
-    def __call__(self, query: str, session_id: str, user: str) -> SolveResult:
+    def __call__(self, query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult:
         with self.lock:
             self.order.append(session_id)
             gate = self.gates.setdefault(session_id, threading.Event())

@@ -1,9 +1,11 @@
 """Skill runs from the skills page take their turn with the chat's questions (``deployments/admission.py``): a burst of
 one user's runs never has more running than the user's bound, a run beyond the queue's limit is told busy (429), and
-while the burst waits the server answers other pages and another user's run."""
+while the burst waits the server answers other pages and another user's run. A run outside what the skill was verified on
+is refused with the reason, before it takes a turn."""
 
 from __future__ import annotations
 
+import html
 import threading
 import time
 from collections import Counter
@@ -18,6 +20,7 @@ from flows.interfaces.web.app import create_app
 from flows.run_skill import SkillOutput
 from skills.store import open_store
 from tests.codes import add_two_skill
+from tests.starter import learn_starter, rocksalt_density
 
 BOB = 100  # bob runs with a = 100, ada with a = 0 … 5: a run's ``a`` tells whose it is
 
@@ -126,3 +129,16 @@ def test_a_burst_of_skill_runs_takes_turns_and_another_user_is_served(workspace,
         pool.shutdown(wait=True)
         ada.close()
         bob.close()
+
+
+def test_a_run_from_the_form_outside_what_the_skill_was_verified_on_is_refused_with_the_reason(workspace, client):
+    [rocksalt] = learn_starter("pymatgen_rocksalt_density_nacl")
+    for form, reason in [
+        ({"formula": "CaF2", "a": "5.0"}, "CaF2 has another make-up"),
+        ({"formula": "salt", "a": ""}, "'salt' is not a formula, and formula takes one"),
+    ]:
+        refused = client.post(f"/skills/{rocksalt.id}/run", data=form)
+        assert refused.status_code == 400 and reason in html.unescape(refused.text) and 'id="result"' not in refused.text, form
+    page = client.post(f"/skills/{rocksalt.id}/run", data={"formula": "KCl", "a": "6.29"})
+    assert page.status_code == 200 and f"Result: {rocksalt_density('K', 'Cl', 6.29)} g/cm^3" in page.text
+    assert open_store(get_settings()).get_skill(rocksalt.id).stats.uses == 1  # the refusals ran nothing

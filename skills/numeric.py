@@ -1,0 +1,138 @@
+"""The numbers a question states, read as values: how strongly each is tied to a parameter, by words, place or form.
+
+A number is tied to a parameter by its name ("a = 3.6"), by the words the verified question used around it (the
+nearest winning: "cutoff 10.0 Å, starting 1.5 Å apart"), by the substance it is listed with ("Li2O -6.0" goes where the
+verified question's "Li2O -6.0" went), by a range ("from 4.0 to 4.2 Å" fills the two ends the verified question
+stated as one), or by its unit alone. "±5 %" states the factors 0.95 and 1.05.
+
+>>> from skills.mentions import find_mentions
+>>> text = "energies over 11 lattice constants from 4.0 to 4.2 Å"
+>>> [(a.text, b.text) for a, b in ranges(text, find_mentions(text))]
+[('4.0', '4.2')]
+>>> spread = find_mentions("a volume scan of ±5 %")[0]
+>>> [factor(n, spread) for n in find_mentions("from 0.95 to 1.05")]
+[True, True]
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from skills.mentions import GENERIC_WORDS, Mention, stem, words_after, words_before
+from skills.substances import equal_mentions
+from skills.units import same_unit
+
+__all__ = ["ties", "units_differ", "ranges", "partner", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
+
+# Words that tie nothing: articles and prepositions, and the words of questions, formats and rewording ("Return", "molecule").
+_WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
+
+
+def units_differ(asked: str | None, given: str | None) -> bool:
+    """Whether both units are known and are not the same unit."""
+    return bool(asked and given) and not same_unit(asked or "", given or "")
+
+
+def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substance_words: frozenset[str] = frozenset()) -> float:
+    """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words (more the
+    nearer they stand: "cutoff 10.0 Å, starting 1.5 Å apart" ties 1.5 to the start), 1 by unit.
+
+    The verified question's words around the value count only when they describe it: not weak words,
+    and not the substance's name ("magnesium with a = ..." does not make every number after magnesium an a).
+    """
+    if units_differ(mention.unit, prop.get("unit")):
+        return 0  # 300 K is never an fmax in eV/Å, whatever the words around it
+    before = query[: mention.start]
+    if len(name) <= 2:
+        joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
+        if re.search(rf"(?<![\w]){re.escape(name)}{joined}$", before):
+            return 3
+        if re.search(rf"(?:^|[,;(]\s*){re.escape(name)}\s+$", before):  # "volume, a 2.951 Å, c 4.686 Å": a name, not an article
+            return 3
+    elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
+        return 3
+    cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
+    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
+    before_words, after_words = words_before(query, mention.start, 5)[::-1], words_after(query, mention.end, 2)
+    distances = [i for i, w in enumerate(before_words) if w in cue] + [i for i, w in enumerate(after_words) if w in cue_after]
+    if distances:
+        return 2 + 0.1 * (5 - min(distances))
+    if prop.get("unit") and mention.unit == prop.get("unit"):
+        return 1
+    return 0
+
+
+def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
+    """Pairs of numbers the text states as a range: "from 4.0 to 4.2 Å", "between 3.5 and 3.7", "3.5-3.7"."""
+    numbers = [m for m in mentions if m.kind == "number" and not m.plus_minus]
+    found = []
+    for low, high in itertools.pairwise(numbers):
+        gap = text[low.end : high.start]
+        if re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?(?:to|up to|-|–)\s*", gap) or (
+            re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?and\s+", gap) and re.search(r"\bbetween\s+$", text[: low.start])
+        ):
+            found.append((low, high))
+    return found
+
+
+def bound_ranges(verified: str, known: list[Mention], sources: dict[str, Mention | None], query: str, numbers: list[Mention]) -> dict[int, str]:
+    """Where the question states a range, the parameter each end goes to (by position in the question): the ends of the
+    verified question's one range of two parameters, in order."""
+    named = {(m.start, m.text): name for name, m in sources.items() if m is not None}
+    pairs = [
+        (named[(a.start, a.text)], named[(b.start, b.text)])
+        for a, b in ranges(verified, known)
+        if (a.start, a.text) in named and (b.start, b.text) in named
+    ]
+    if len(pairs) != 1:
+        return {}
+    low, high = pairs[0]
+    return {end.start: name for a, b in ranges(query, numbers) for end, name in ((a, low), (b, high))}
+
+
+def partner(text: str, mentions: list[Mention], number: Mention) -> Mention | None:
+    """The substance an entry's number belongs to: the one just before it ("Li2O -6.0", "the Li2O2 energy to -5.9")."""
+    before = [m for m in mentions if m.end <= number.start and not m.part]
+    if not before or before[-1].kind == "number":
+        return None
+    gap = text[before[-1].end : number.start]
+    return before[-1] if len(re.findall(r"[A-Za-z]+", gap)) <= 2 and not re.search(r"[=;:.]", gap) else None
+
+
+def entry_partners(verified: str, known: list[Mention], sources: dict[str, Mention | None], numeric: list[str]) -> dict[str, Mention]:
+    """The substance each number parameter was stated with, where the verified question lists entries ("Li2O -6.0")."""
+    partners = {name: p for name in numeric if (m := sources[name]) is not None and (p := partner(verified, known, m)) is not None}
+    return partners if len({p.start for p in partners.values()}) == len(partners) else {}
+
+
+def same_entry(asked: Mention, verified: Mention, bound_words: dict[str, str], sources: dict[str, Mention | None]) -> bool:
+    """Whether the question's substance stands where the verified question's did: the same one, or the value bound to the
+    parameter the verified one was the source of (``bound_words``: parameter → the question's words for it)."""
+    if equal_mentions(asked, verified):
+        return True
+    return any(source is verified and bound_words.get(name, "").split(" / ")[0] == asked.text for name, source in sources.items())
+
+
+def spread(mention: Mention, context: list[Mention]) -> bool:
+    """Whether "±5 %" restates the verified question's factors 0.95 and 1.05 (or its own "±5 %")."""
+    low, high = 1 - (mention.number or 0) / 100, 1 + (mention.number or 0) / 100
+    numbers = [c.number for c in context if c.kind == "number" and c.number is not None and not c.plus_minus]
+    return any(c.plus_minus and c.number == mention.number for c in context) or (
+        any(abs(n - low) < 1e-9 for n in numbers) and any(abs(n - high) < 1e-9 for n in numbers)
+    )
+
+
+def factor(number: Mention, spread: Mention) -> bool:
+    """Whether ``number`` is one of the factors ``spread`` ("±5 %") states: 0.95 or 1.05."""
+    if not spread.plus_minus or number.kind != "number" or number.plus_minus or number.number is None:
+        return False
+    return any(abs(number.number - (1 + sign * (spread.number or 0) / 100)) < 1e-9 for sign in (-1, 1))
+
+
+def spread_pair(properties: dict[str, dict[str, Any]], kinds: dict[str, str]) -> tuple[str, str] | None:
+    """The two number parameters verified as factors either side of 1 (0.95 and 1.05): what "±5 %" sets, when there is one pair."""
+    numbers = {n: float(p["default"]) for n, p in properties.items() if kinds[n] == "number" and isinstance(p.get("default"), (int, float))}
+    pairs = [(a, b) for a, b in itertools.permutations(numbers, 2) if numbers[a] < 1 < numbers[b] and abs(numbers[a] + numbers[b] - 2) < 1e-9]
+    return pairs[0] if len(pairs) == 1 else None

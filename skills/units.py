@@ -1,0 +1,71 @@
+"""Units as a question writes them: ``g/cm^3``, ``Å²``, ``eV/atom``, ``kJ mol^-1``, read as units, never as words or elements.
+
+A unit expression is one or more unit symbols joined by ``/``, ``·`` or ``*``, each with an optional
+power (``^3``, ``3``, ``³``, ``^-1``). A lone symbol that is also a word or an element (``K``, ``m``,
+``A``, ``s``) counts as a unit only where it follows a number or ``in``/``unit:``; a composite or an
+unmistakable symbol (``GPa``, ``eV``, ``Å``) counts anywhere.
+
+>>> [text for _, _, text in unit_spans("Density in g/cm^3 and a TPSA in Å² of 20 Å^2, at 300 K")]
+['g/cm^3', 'Å²', 'Å^2', 'K']
+>>> same_unit("Å^3", "angstrom3"), same_unit("Å^2", "Å"), normal_unit("kJ mol^-1")
+(True, False, 'kj/mol')
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit"]
+
+# Symbols that are units and nothing else in a question (never a word or an element read alone).
+_PLAIN = (
+    "eV meV keV Ry Ha Hartree hartree kJ kcal GPa MPa kPa bar mbar atm Torr Å Angstrom angstrom angstroms nm pm fm µm um mm cm km "
+    "fs ps ns µs amu Da kDa Debye debye mol kmol mmol degrees deg ° °C °F THz GHz MHz Hz bohr Bohr a.u. wt% at% ppm ppb % "
+    "grams gram kilograms kelvin joules joule electronvolts electronvolt pascals gigapascals nanometres nanometers picometres "
+    "picometers kilojoules kilocalories hartrees rydbergs debyes"
+).split()
+# Symbols that are also words or elements ("K", "m", "s", "A", "C", "J", "T", "g", "Pa"): units only in a unit's place.
+_AMBIGUOUS = "K C F J T g kg mg m s h min A W V S u L Pa cal rad atom atoms cell".split()
+UNIT_SYMBOLS = frozenset(_PLAIN) | frozenset(_AMBIGUOUS)
+"""Every symbol a unit expression is made of."""
+
+_SYMBOL = "(?:" + "|".join(re.escape(s) for s in sorted(UNIT_SYMBOLS, key=len, reverse=True)) + ")"
+_POWER = r"(?:\^\s?[-−+]?\d|⁻?[¹²³])"
+_NEGATIVE = r"(?:\^?\s?[-−]\d|⁻[¹²³])"
+_LENGTH = r"(?:Å|nm|pm|cm|mm|m|bohr)\d"  # Å3, cm3: a length to a power written without a caret
+_PART = rf"(?:{_LENGTH}|{_SYMBOL}{_POWER}?)"
+_EXPRESSION = re.compile(
+    rf"(?<![\w/^.])(?:1\s?/\s?{_PART}|{_PART}(?:\s?[/·*]\s?{_PART}|\s{_SYMBOL}{_NEGATIVE})*)(?![\w^])"
+)
+_UNIT_PLACE = re.compile(r"(?:\d\s?|\bin\s|\bunits?\s?:\s?)$", re.IGNORECASE)
+_SUPERSCRIPTS = str.maketrans("²³¹⁻−", "231--")
+
+
+def is_unit(text: str) -> bool:
+    """Whether ``text`` is a whole unit expression (``g/cm^3``, ``eV``, ``Å²``; ``K`` too, read in a unit's place)."""
+    return _EXPRESSION.fullmatch(text.strip()) is not None
+
+
+def unit_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each unit expression in ``text``: composites and plain symbols anywhere, the others in a unit's place."""
+    found = []
+    for match in _EXPRESSION.finditer(text):
+        unit = match.group()
+        composite = unit not in UNIT_SYMBOLS
+        if composite or unit in _PLAIN or _UNIT_PLACE.search(text[: match.start()]):
+            found.append((match.start(), match.end(), unit))
+    return found
+
+
+def normal_unit(unit: str) -> str:
+    """A unit in one spelling, to compare: ``Å^3``, ``Å3``, ``Å³``, ``angstrom^3`` → ``a3``; ``kJ mol^-1`` → ``kj/mol``."""
+    text = unit.translate(_SUPERSCRIPTS).strip()
+    text = re.sub(r"\s+([^\s/]+?)\^?-1\b", r"/\1", text)  # kJ mol^-1 → kJ/mol
+    text = re.sub(r"(?:\s+|\s?[·*]\s?)([^\s/\d^·*-]+)\^?-(\d)\b", r"/\1\2", text)  # g cm^-3, g·cm⁻³ → g/cm3
+    text = re.sub(r"(?i)angstroms?", "Å", re.sub(r"[\s^]", "", text))
+    return text.replace("Å", "a").replace("·", "*").lower()
+
+
+def same_unit(a: str, b: str) -> bool:
+    """Whether two written units are the same unit."""
+    return normal_unit(a) == normal_unit(b)

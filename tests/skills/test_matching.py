@@ -1,0 +1,232 @@
+"""Matching by meaning: a skill answers a question written as working scientists type it when what is asked, how, on what
+and in what form agree with what it was verified on; ordinary English never declines, a technical term it was not
+verified on does.
+
+The skills are lifted from the starter library's own scripts and questions (``skills/library/``), as learning makes them.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skills.binding import BindingDeclined, bind
+from skills.documents import Provenance, Skill
+from tests.skills.test_binding import lifted
+
+LIBRARY = Path("skills/library")
+
+
+def library_skill(task: str, keep: tuple[str, ...] | None = None) -> Skill:
+    """The starter task's script lifted into a skill verified on its question (level 1; level 0 as a second question)."""
+    data = json.loads((LIBRARY / f"{task}.json").read_text())
+    skill = lifted(data["solution_code_or_process"], data["user_query"]["1"], keep)
+    provenance = Provenance(query=data["user_query"]["1"], queries=[data["user_query"]["0"]])
+    return skill.model_copy(update={"unit": data.get("unit"), "output_type": data["output_type"], "provenance": provenance})
+
+
+MOLAR_MASS = library_skill("pymatgen_molar_mass_fe2o3")
+MOLWT = library_skill("rdkit_molwt_aspirin")
+TPSA = library_skill("rdkit_tpsa_ethanol")
+ROCKSALT = library_skill("pymatgen_rocksalt_density_nacl")
+AROMATIC = library_skill("rdkit_aromatic_rings_naphthalene")
+COHESIVE = library_skill("ase_emt_al_cohesive_energy")
+BULK_MODULUS = library_skill("ase_emt_cu_bulk_modulus")
+LJ_DIMER = library_skill("ase_lj_dimer_distance")
+OXIDATION = library_skill("pymatgen_oxidation_state_mn_kmno4")
+FRAGMENTS = library_skill("rdkit_fragments_benzyl", keep=("value_2", "smiles"))
+
+
+def declines(skill: Skill, query: str, reason: str) -> None:
+    with pytest.raises(BindingDeclined, match=reason):
+        bind(skill, query)
+
+
+# -- units are units ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        (ROCKSALT, "Using pymatgen, what is the density in g/cm^3 of rock-salt KCl with a = 6.29 Å? Return a float.", {"a": 6.29, "formula": "KCl"}),
+        (MOLWT, "RDKit molecular weight of caffeine, CN1C=NC2=C1C(=O)N(C(=O)N2C)C, in g/mol please.", {"smiles": "CN1C=NC2=C1C(=O)N(C(=O)N2C)C"}),
+        (TPSA, "What TPSA in Å^2 does RDKit give for paracetamol, CC(=O)Nc1ccc(O)cc1?", {"smiles": "CC(=O)Nc1ccc(O)cc1"}),
+        (TPSA, "What TPSA does RDKit give for paracetamol, CC(=O)Nc1ccc(O)cc1? Answer in Å².", {"smiles": "CC(=O)Nc1ccc(O)cc1"}),
+    ],
+)
+def test_unit_symbols_are_read_as_units_never_as_words(skill, query, params):
+    assert bind(skill, query).params == params
+
+
+def test_a_unit_of_another_quantity_still_declines():
+    declines(TPSA, "What TPSA in Å does RDKit give for paracetamol, CC(=O)Nc1ccc(O)cc1?", "asks for Å; the skill gives Å\\^2")
+    declines(MOLAR_MASS, "What is the mass of one Fe2O3 formula unit in grams, according to pymatgen?", "asks for grams")
+
+
+# -- element symbols and formulas are substances ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "formula"),
+    [
+        ("Molar mass of Ge according to pymatgen, g/mol, 4 decimal places.", "Ge"),
+        ("What is the molar mass of germanium (Ge) from pymatgen? Return a float.", "Ge"),
+        ("What is the molar mass of calcite (CaCO3) from pymatgen? Return a float.", "CaCO3"),
+        ("What's the molar mass of K₂Cr₂O₇ in g/mol with pymatgen?", "K2Cr2O7"),
+    ],
+)
+def test_a_lone_element_symbol_or_a_formula_in_brackets_is_a_substance_not_a_word(query, formula):
+    assert bind(MOLAR_MASS, query).params == {"formula": formula}
+
+
+# -- ordinary English never declines --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Could you work out the molar mass of CaCO3 for me with pymatgen? I'd like it in g/mol.",
+        "Between the two of them I trust pymatgen more: what molar mass does it give for CaCO3? Round them equally, to 4 places.",
+        "Where does the molar mass of CaCO3 fall according to pymatgen? Print them out to 4 decimal places.",
+    ],
+)
+def test_ordinary_english_never_declines(query):
+    assert bind(MOLAR_MASS, query).params == {"formula": "CaCO3"}
+
+
+# -- a molecule given by name and SMILES is one substance ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "smiles"),
+    [
+        ("What is the TPSA of L-methionine, CSCC[C@H](N)C(=O)O, from RDKit?", "CSCC[C@H](N)C(=O)O"),  # the database lists D
+        ("TPSA of acetylsalicylic acid (CC(=O)Oc1ccccc1C(=O)O) with RDKit?", "CC(=O)Oc1ccccc1C(=O)O"),
+    ],
+)
+def test_a_molecule_given_by_name_and_smiles_is_one_substance(query, smiles):
+    assert bind(TPSA, query).params == {"smiles": smiles}
+
+
+def test_a_name_and_the_smiles_of_another_molecule_are_two():
+    declines(TPSA, "What is the TPSA of ethanol, SMILES COC, from RDKit?", "names")
+
+
+# -- "±5 %" is the factors 0.95 and 1.05 ------------------------------------------------------------------------------------
+
+SCAN_CODE = """import json
+import numpy as np
+from ase.build import bulk
+from ase.calculators.emt import EMT
+from ase.eos import EquationOfState
+volumes, energies = [], []
+for s in np.linspace(0.95, 1.05, 7):
+    atoms = bulk("Cu", "fcc", a=3.6 * s)
+    atoms.calc = EMT()
+    volumes.append(atoms.get_volume()); energies.append(atoms.get_potential_energy())
+print(json.dumps(round(EquationOfState(volumes, energies).fit()[0], 4)))
+"""
+SCAN_QUERY = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc copper (a = 3.6 Å) from an equation-of-state fit over lattice constants scaled by factors from 0.95 to 1.05? Return a float."
+
+
+def test_plus_minus_five_per_cent_states_the_factors_095_and_105():
+    scan = lifted(SCAN_CODE, SCAN_QUERY)
+    assert {n: p["default"] for n, p in scan.parameters["properties"].items() if n in ("start", "stop")} == {"start": 0.95, "stop": 1.05}
+    asked = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc copper (a = 3.6 Å), fitting an equation of state to lattice constants scaled by ±5 %?"
+    assert bind(scan, asked).params["start"] == 0.95 and bind(scan, asked).params["stop"] == 1.05
+    wider = bind(scan, asked.replace("±5 %", "±10%")).params
+    assert (wider["start"], wider["stop"]) == (0.9, 1.1)
+
+
+def test_plus_minus_restates_factors_the_verified_question_stated_as_constants():
+    constant = lifted(SCAN_CODE, SCAN_QUERY, keep=("element", "a"))
+    asked = "Fit an equation of state with ASE's EMT to fcc copper (a = 3.6 Å) scaled by ±5 %: what equilibrium volume (unit: Å^3) results?"
+    assert bind(constant, asked).params == {"element": "Cu", "a": 3.6}
+    declines(constant, asked.replace("±5 %", "±3 %"), "no pair of factors")  # another spread: the skill cannot scan it
+
+
+# -- technical terms the skill was not verified on still decline ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "word"),
+    [
+        (BULK_MODULUS, "Bulk modulus (unit: GPa) of fcc Cu with ASE's EMT from a Birch-Murnaghan fit to 11 lattice constants between 3.5 and 3.7 Å?", "birch"),
+        (MOLWT, "What monoisotopic molecular weight (unit: g/mol) does RDKit give for aspirin, CC(=O)Oc1ccccc1C(=O)O?", "monoisotopic"),
+        (AROMATIC, "How many heavy atoms does naphthalene (c1ccc2ccccc2c1) have in RDKit? Return an integer.", "heavy"),
+        (LJ_DIMER, "Relax a dimer with ASE's Morse potential from 1.5 Å apart to fmax = 1e-5 eV/Å: the final separation (unit: Å)?", "morse"),
+        (COHESIVE, "Cohesive energy (unit: eV/atom) of bcc Fe at a = 2.87 Å with ASE's EMT?", "bcc"),
+        (MOLWT, "What is the exact mass (unit: g/mol) of aspirin, CC(=O)Oc1ccccc1C(=O)O, in RDKit?", "exact"),
+        (TPSA, "How many rotatable bonds does ethanol (CCO) have in RDKit? Return a float.", "rotatable"),
+        (ROCKSALT, "Density (unit: g/cm^3) of zincblende NaCl with a = 5.64 Å, computed with pymatgen?", "zincblende"),
+        (COHESIVE, "What total energy per atom (unit: eV/atom) does ASE's EMT give fcc aluminium at a = 4.05 Å?", "total"),
+    ],
+)
+def test_a_technical_term_the_skill_was_not_verified_on_declines(skill, query, word):
+    declines(skill, query, f"'{word}'")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "word"),
+    [
+        (MOLAR_MASS, "What is the molar volume of Fe2O3 according to pymatgen? Return a float.", "volume"),
+        (MOLAR_MASS, "What is the mass percent of iron in Fe2O3 according to pymatgen? Return a float.", "percent"),
+    ],
+)
+def test_what_is_asked_must_be_what_the_skill_computes_however_ordinary_the_word(skill, query, word):
+    declines(skill, query, f"'{word}'")
+
+
+# -- the words of a skill's own field are read by meaning -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        # "effective-medium-theory" is EMT, "lattice parameter" the lattice constant
+        (COHESIVE, "Estimate the cohesive energy (unit: eV/atom) of nickel (fcc, lattice parameter 3.52 Å) with ASE's effective-medium-theory calculator.", {"element": "Ni", "a": 3.52}),
+        # a range goes to the two ends the verified question stated as one
+        (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "start": 4.0, "stop": 4.2, "num": 11}),
+        # the nearest of the verified words decides: the cutoff is 10.0, the start 1.5
+        (LJ_DIMER, "Relax a Lennard-Jones dimer in ASE (sigma = 1.0 Å, epsilon = 1.0 eV, cutoff 10.0 Å) starting 1.5 Å apart, down to fmax = 1e-5 eV/Å: what separation (unit: Å) do you end up with?", {"rc": 10.0, "fmax": 1e-05, "positions": 1.5}),
+        # the question states the same numbers as the verified one, in the same places
+        (FRAGMENTS, "Count the total number of molecular fragments for Nc1ccccc1CO using RDKit with fragment path lengths 1 to 6 and RDKit's default functional groups file. Return an integer.", {"value_2": 6, "smiles": "Nc1ccccc1CO"}),
+    ],
+)
+def test_a_question_in_other_words_binds_what_the_verified_one_stated(skill, query, params):
+    assert bind(skill, query).params == params
+
+
+def test_an_oxidation_state_asked_with_names_binds_the_element_and_the_compound():
+    query = "Going by pymatgen's oxidation-state guesses, which oxidation state does manganese take in potassium permanganate? Return an integer."
+    assert bind(OXIDATION, query).params == {"element": "Mn", "formula": "KMnO4"}
+    assert bind(OXIDATION, "What oxidation state does pymatgen guess for O in KMnO4? Return an integer.").params == {"element": "O", "formula": "KMnO4"}
+
+
+# -- a question that denies what the skill computes declines ---------------------------------------------------------------
+
+ATOMIZATION = library_skill("ase_emt_atomization_n2")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        (COHESIVE, "What plain EMT energy per atom (unit: eV/atom) does ASE give fcc Ni at a = 3.52 Å? I mean E/N, not the cohesive energy.", "'not cohesive'"),
+        (ATOMIZATION, "Atomization energy (unit: eV) of O2 with ASE's EMT calculator, with no relaxation of the molecule first?", "'not relaxation'"),
+        (ATOMIZATION, "Atomization energy (unit: eV) of O2 with ASE's EMT calculator; don't relax the molecule first.", "'not relax'"),
+    ],
+)
+def test_a_question_that_denies_what_the_skill_computes_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_a_denied_word_is_what_an_un_word_of_the_skill_says():
+    vacancy = library_skill("ase_emt_cu_vacancy_formation")
+    query = "Vacancy formation energy (unit: eV) of fcc Ni (a = 3.52 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, no relaxation."
+    assert bind(vacancy, query).params == {"supercell": 3, "element": "Ni", "a": 3.52}  # "no relaxation" is the skill's "unrelaxed"
+
+
+def test_a_pronoun_is_never_what_a_question_asks_for():
+    assert bind(AROMATIC, "Anthracene (c1ccc2cc3ccccc3cc2c1) has aromatic rings; count them with RDKit. Return an integer.").params == {
+        "smiles": "c1ccc2cc3ccccc3cc2c1"
+    }

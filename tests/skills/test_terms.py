@@ -1,0 +1,64 @@
+"""Ordinary English or a technical term: only a technical word, or what the question asks for, needs a skill's explaining."""
+
+import pytest
+
+from skills.terms import asked_quantity, domain_phrases, domain_terms, explaining_forms, explains, is_phrase, is_technical
+
+
+@pytest.mark.parametrize("word", ["them", "between", "equally", "work", "out", "two", "fall", "I'd", "split", "strongly", "looser", "redo"])
+def test_ordinary_english_is_never_technical(word):
+    assert not is_technical(word)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["Birch", "monoisotopic", "heavy", "Morse", "bcc", "exact", "rotatable", "zincblende", "enthalpy", "total", "relaxed", "GPAW"],
+)
+def test_technical_terms_are_technical_however_common(word):
+    assert is_technical(word)
+
+
+def test_the_domain_terms_are_harvested_from_the_packages_not_from_python_itself():
+    assert {"morse", "birch", "bcc", "rotatable"} <= domain_terms()
+    assert not {"verify", "geometry", "redo"} & domain_terms()  # the stdlib names things with them too
+    assert ("bond", "length") in domain_phrases() and ("heavy", "atom") in domain_phrases()
+    assert is_phrase("bond", "lengths") and is_phrase("point", "group") and not is_phrase("work", "out")
+
+
+@pytest.mark.parametrize(
+    ("vocabulary", "word"),
+    [
+        ({"emt"}, "effective"),  # an abbreviation explains its words ...
+        ({"effective", "medium", "theory"}, "emt"),  # ... and its words the abbreviation
+        ({"fmax"}, "maximum"),
+        ({"fmax"}, "criterion"),
+        ({"body", "centred", "cubic"}, "bcc"),
+        ({"atom"}, "atomic"),  # an adjective of a noun
+        ({"neutral"}, "neutrality"),
+        ({"neighbour"}, "neighbors"),  # British and American spellings
+        ({"vacancy"}, "monovacancy"),
+        ({"charge", "neutrality"}, "balance"),  # "charge balance" names charge neutrality
+        ({"relaxation"}, "relaxed"),
+    ],
+)
+def test_a_skill_explains_a_word_in_any_of_its_forms(vocabulary, word):
+    assert explains(explaining_forms(vocabulary), word)
+
+
+@pytest.mark.parametrize(("vocabulary", "word"), [({"atom"}, "heavy"), ({"mass"}, "exact"), ({"vacancy"}, "divacancy"), ({"form"}, "formation")])
+def test_a_skill_does_not_explain_a_word_it_was_not_verified_on(vocabulary, word):
+    assert not explains(explaining_forms(vocabulary), word)
+
+
+@pytest.mark.parametrize(
+    ("query", "quantity"),
+    [
+        ("What is the molar volume of Fe2O3 according to pymatgen?", ["molar", "volume"]),
+        ("How many heavy atoms does naphthalene have?", ["heavy", "atoms"]),
+        ("Can you work out the molecular weight of caffeine?", ["molecular", "weight"]),
+        ("How large is the topological polar surface area (unit: Å^2) of caffeine?", ["topological", "polar", "surface", "area"]),
+        ("Is CsPbI3 a chemically valid composition?", []),
+    ],
+)
+def test_what_a_question_asks_for_is_read(query, quantity):
+    assert asked_quantity(query) == quantity
