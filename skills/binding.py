@@ -184,9 +184,10 @@ def bind(skill: Skill, query: str) -> Binding:
 
     binding = Binding()
     structure = _structure_unsaid(verified, query)
-    said, asked_lines = _lines(verified), _lines(query)
-    if said and asked_lines and asked_lines != said:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
-        raise BindingDeclined(f"the question asks for the {', '.join(sorted(asked_lines))} line; the skill was verified with {', '.join(sorted(said))}")
+    verified_lines, asked_lines = _lines(verified), _lines(query)
+    if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
+        lines = ", ".join(sorted(asked_lines))
+        raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
     if structure and (free is not None or changed_substances(properties, binding.params)):
