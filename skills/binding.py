@@ -190,7 +190,10 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
-    if structure and (free is not None or changed_substances(properties, binding.params)):
+    others = [group_value(free, "element") or group_value(free, "formula") if free is not None else None]
+    others += [str(binding.params[name]) for name in changed_substances(properties, binding.params)]
+    unsaid = [o for o in others if o is not None and structure and _reference_structure(str(o)) != structure]
+    if structure and (free is not None and others[0] is None or unsaid):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     if free is not None:
         _stated_for(free, binding, properties, kinds, skill.tunables)
@@ -358,6 +361,15 @@ _LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|
 def _lines(text: str) -> set[str]:
     """The X-ray lines a text names ("Cu Kα", "CuKa", "Mo K-alpha" → CuKα, MoKα)."""
     return {f"{m.group(1)}K{'α' if m.group(2) in ('α', 'alpha', 'a') else 'β'}" for m in _LINE.finditer(text)}
+
+
+def _reference_structure(substance: str) -> str | None:
+    """The crystal structure of an element in its reference state (ASE's ``reference_states``: Al fcc, W bcc), else None."""
+    from ase.data import atomic_numbers, reference_states
+
+    number = atomic_numbers.get(substance)
+    state = reference_states[number] if number is not None else None
+    return str(state["symmetry"]) if state else None
 
 
 def _structure_unsaid(verified: str, query: str) -> str | None:
