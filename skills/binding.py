@@ -183,8 +183,18 @@ def bind(skill: Skill, query: str) -> Binding:
         return Binding()
 
     binding = Binding()
+    structure = _structure_unsaid(verified, query)
+    verified_lines, asked_lines = _lines(verified), _lines(query)
+    if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
+        lines = ", ".join(sorted(asked_lines))
+        raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
+    others = [group_value(free, "element") or group_value(free, "formula") if free is not None else None]
+    others += [str(binding.params[name]) for name in changed_substances(properties, binding.params)]
+    unsaid = [o for o in others if o is not None and structure and _reference_structure(str(o)) != structure]
+    if structure and (free is not None and others[0] is None or unsaid):
+        raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     if free is not None:
         _stated_for(free, binding, properties, kinds, skill.tunables)
     _bind_defaults(binding, properties, kinds, query, skill.tunables)
@@ -265,7 +275,8 @@ def _bind_numbers(
     for mention in numbers:
         strengths = {name: ties(query, mention, name, properties[name], substance_words) for name in numeric}
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
-            strengths = {name: 4.0 if name == ranged[mention.start] else 0.0 for name in numeric}
+            unit = properties[ranged[mention.start]].get("unit")  # "from 350 to 370 pm" never sets a range in Å
+            strengths = {name: 4.0 if name == ranged[mention.start] and not units_differ(mention.unit, unit) else 0.0 for name in numeric}
         listed_with = partner(query, asked, mention)
         words = {b.name: b.words for b in binding.bound}
         for name, verified_partner in partners.items():
@@ -321,6 +332,52 @@ def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kind
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
+
+
+# Structure types a question names its crystal by, each in the ways it is written.
+_STRUCTURES = {
+    "fcc": r"fcc|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp",
+    "bcc": r"bcc|body[- ]cent(?:er|re)d[- ]cubic",
+    "hcp": r"hcp|hexagonal close[- ]packed",
+    "diamond": r"diamond(?:[- ]cubic)?(?:[- ](?:structure|lattice))?",
+    "rock-salt": r"rock[- ]?salt|halite|nacl[- ]type|b1",
+    "zinc blende": r"zinc[- ]?blende|sphalerite|b3",
+    "wurtzite": r"wurtzite|b4",
+    "cesium chloride": r"c[ae]sium chloride[- ]type|cscl[- ]type|b2",
+    "fluorite": r"fluorite|caf2[- ]type|c1",
+    "perovskite": r"perovskite",
+    "rutile": r"rutile",
+    "spinel": r"spinel",
+}
+
+
+def _structures(text: str) -> set[str]:
+    return {name for name, pattern in _STRUCTURES.items() if re.search(rf"(?<![\w-])(?:{pattern})(?![\w])", text, re.IGNORECASE)}
+
+
+_LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|b)(?:1|2)?(?![a-z])")
+
+
+def _lines(text: str) -> set[str]:
+    """The X-ray lines a text names ("Cu Kα", "CuKa", "Mo K-alpha" → CuKα, MoKα)."""
+    return {f"{m.group(1)}K{'α' if m.group(2) in ('α', 'alpha', 'a') else 'β'}" for m in _LINE.finditer(text)}
+
+
+def _reference_structure(substance: str) -> str | None:
+    """The crystal structure of an element in its reference state (ASE's ``reference_states``: Al fcc, W bcc), else None."""
+    from ase.data import atomic_numbers, reference_states
+
+    number = atomic_numbers.get(substance)
+    state = reference_states[number] if number is not None else None
+    return str(state["symmetry"]) if state else None
+
+
+def _structure_unsaid(verified: str, query: str) -> str | None:
+    """A structure type the verified question names and this one does not (``fcc`` copper, asked of tungsten): for another
+    substance the skill may build the wrong crystal, so the question must say it (or name the same one)."""
+    said, asked = _structures(verified), _structures(query)
+    missing = sorted(said - asked)
+    return missing[0] if missing else None
 
 
 _REPEAT = re.compile(r"\d+\s*[x×]\s*\d+(?:\s*[x×]\s*\d+)?")

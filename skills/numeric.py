@@ -47,7 +47,7 @@ def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substanc
     before = query[: mention.start]
     if len(name) <= 2:
         joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
-        if re.search(rf"(?<![\w]){re.escape(name)}{joined}$", before):
+        if re.search(rf"(?<![\w/]){re.escape(name)}{joined}$", before):  # "c/a = 1.624" is no a
             return 3
         if re.search(rf"(?:^|[,;(]\s*){re.escape(name)}\s+$", before):  # "volume, a 2.951 Å, c 4.686 Å": a name, not an article
             return 3

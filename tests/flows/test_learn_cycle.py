@@ -33,10 +33,10 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
     assert first.learned and first.skill_id == "atomization_energy_ase_emt-v1"
     store = open_store(get_settings())
     skill = store.get_skill(first.skill_id)
-    # Lifted without a model: the molecule is a parameter; fmax does not change the 4-decimal answer, so it stays a constant.
-    assert skill.method == "lifted" and list(skill.parameters["properties"]) == ["formula"]
+    # Lifted without a model: the molecule is a parameter; fmax does not change the 4-decimal answer: a setting, run as stated.
+    assert skill.method == "lifted" and list(skill.parameters["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]
     assert skill.parameters["properties"]["formula"]["default"] == "N2"
-    assert skill.test_case.params == {"formula": "N2"} and skill.test_case.expected == N2_ANSWER
+    assert skill.test_case.params == {"formula": "N2", "fmax": 0.01} and skill.test_case.expected == N2_ANSWER
     assert skill.provenance.flow_run_id == first.flow_run_id and skill.provenance.query == N2_QUERY
     assert skill.provenance.model == "scripted" and skill.packages == ["ase"]
     assert store.count("memories") == 2  # execution (the code) and planning (what worked)
@@ -45,7 +45,7 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
     second = solve(O2_QUERY)
     assert second.success and second.answer == O2_ANSWER and second.formatted == "8.5753 eV"
     assert second.path == "skill" and second.skill_id == first.skill_id and second.declined == []
-    assert [(p.name, p.value) for p in second.params] == [("formula", "O2")] and "O2" in second.params[0].words
+    assert [(p.name, p.value) for p in second.params] == [("formula", "O2"), ("fmax", 0.01)] and "O2" in second.params[0].words
     assert second.llm_calls == 0 and [s.name for s in second.stages] == ["recall", "skill"]
     assert received_stages(script)[2:] == []  # the question's words bind the skill: no model call, and no stage wrote code
     assert store.get_skill(first.skill_id).stats.uses == 1

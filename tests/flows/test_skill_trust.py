@@ -60,7 +60,7 @@ def test_a_format_number_is_never_bound(settings, scripted):
     scripted([])
     result = solve(FOUR_DECIMALS)
     assert result.success and result.path == "skill" and result.answer == N2_ANSWER  # 9.6512 if fmax were 4
-    assert {p.name: (p.value, p.words) for p in result.params} == {"formula": ("N2", "N2")}
+    assert {p.name: (p.value, p.words) for p in result.params} == {"formula": ("N2", "N2"), "fmax": (0.01, "verified default")}
 
 
 def test_the_molecule_the_question_names_is_bound(settings, scripted):
@@ -68,7 +68,7 @@ def test_the_molecule_the_question_names_is_bound(settings, scripted):
     scripted([])
     result = solve(O2_QUERY)
     assert result.success and result.path == "skill" and result.answer == O2_ANSWER
-    assert [(p.name, p.value) for p in result.params] == [("formula", "O2")]
+    assert [(p.name, p.value) for p in result.params] == [("formula", "O2"), ("fmax", 0.01)]
 
 
 def test_a_compound_specific_default_is_not_used_for_another_compound(settings, scripted):
@@ -113,7 +113,7 @@ def test_a_skill_below_the_threshold_is_not_tried(settings, scripted, monkeypatc
 @pytest.mark.parametrize("tail", ["Return a float rounded to 4 decimal places.", "Give it in eV to 4 d.p.", "Return a float (unit: eV)."])
 def test_every_kind_of_format_number_leaves_the_verified_value(settings, scripted, tail):
     skill = learned(settings, N2_CODE, N2_QUERY, N2_ANSWER, "atomization")
-    assert list(skill.parameters["properties"]) == ["formula"]  # fmax does not change the answer: kept as a constant
+    assert list(skill.parameters["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]  # a setting: run as stated
     scripted([])
     result = solve(f"Calculate the atomization energy of N2 using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first. {tail}")
     assert result.path == "skill" and round(float(result.answer)) == round(N2_ANSWER) and result.params[0].value == "N2"

@@ -64,4 +64,4 @@ def test_readme_question_is_answered_through_a_skill_on_the_embedded_model(works
     assert result.path == "skill" and result.skill_id == "ase_emt_atomization-v1", result.stages
     assert result.success and result.answer == 8.5753 and result.llm_calls == 0
     trajectory = json.loads(Path(result.trajectory_path).read_text())
-    assert trajectory["skill_run"]["params"] == {"formula": "O2"}  # fmax does not change the answer: a constant of the lifted skill
+    assert trajectory["skill_run"]["params"] == {"formula": "O2", "fmax": 0.01}  # fmax: a setting of the lifted skill, run as stated

@@ -302,9 +302,43 @@ VACANCY = skill_of(
 
 
 def test_a_repeat_sets_only_a_repeat_and_a_count_of_atoms_only_a_count_of_atoms():
-    ask = "unrelaxed vacancy formation energy of silver with ASE's EMT, a = 4.09 Å, {} (unit: eV)"
+    ask = "unrelaxed vacancy formation energy of fcc silver with ASE's EMT, a = 4.09 Å, {} (unit: eV)"
     assert bind(VACANCY, ask.format("2×2×2 supercell of the 4-atom cubic cell (32 atoms)")).params == {"element": "Ag", "a": 4.09, "supercell": 2}
     declines(VACANCY, ask.format("in a 64-atom supercell"), "states 64-atom")
     # A setting that did not change the verified answer may keep its default for another substance; a lattice constant may not.
     assert bind(VACANCY, ask.format("")).params == {"element": "Ag", "a": 4.09, "supercell": 3}
-    declines(VACANCY, "unrelaxed vacancy formation energy of silver with ASE's EMT (unit: eV)", "does not state a for Ag")
+    declines(VACANCY, "unrelaxed vacancy formation energy of fcc silver with ASE's EMT (unit: eV)", "does not state a for Ag")
+    # Unsaid, the structure is the element's own (ASE's reference states): silver is fcc, tungsten bcc.
+    assert bind(VACANCY, ask.format("").replace("fcc ", "")).params == {"element": "Ag", "a": 4.09, "supercell": 3}
+    declines(VACANCY, ask.format("").replace("fcc silver", "tungsten"), "builds the fcc structure")
+
+
+# -- what the skill's code fixes and another substance or setting may not share ------------------------------------------
+
+
+def test_another_substance_must_be_said_to_have_the_structure_the_skill_builds():
+    skill = lifted(
+        "import json\nfrom pymatgen.core import Lattice, Structure\n"
+        "s = Structure.from_spacegroup('Fm-3m', Lattice.cubic(5.64), ['Na', 'Cl'], [[0, 0, 0], [0.5, 0.5, 0.5]])\nprint(json.dumps(round(s.density, 4)))\n",
+        "What is the density (unit: g/cm^3) of rock-salt NaCl with a = 5.64 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
+    )
+    # CsCl is not rock-salt: the skill would build the wrong crystal (15.96 for 3.99 g/cm^3).
+    declines(skill, "What is the density (unit: g/cm^3) of CsCl with a = 4.123 Å, computed with pymatgen?", "builds the rock-salt structure")
+    assert bind(skill, "density of KCl (rock salt, a = 6.293 Å) in g cm^-3 with pymatgen").params == {"formula": "KCl", "a": 6.293}
+    assert bind(skill, "What is the density (unit: g/cm^3) of NaCl with a = 5.70 Å, with pymatgen?").params == {"formula": "NaCl", "a": 5.7}
+
+
+def test_an_x_ray_line_the_question_names_must_be_the_one_verified():
+    skill = HCP_FREE.model_copy(update={"provenance": Provenance(query=HCP_QUERY.replace("computed with pymatgen", "for CuKa, computed with pymatgen"))})
+    for line in ("Mo K-alpha", "Cu Kβ"):
+        declines(skill, HCP_QUERY.replace("computed with pymatgen", f"for {line}, computed with pymatgen"), "line; the skill was verified with CuKα")
+
+
+def test_a_range_in_another_unit_and_a_ratio_of_names_set_nothing():
+    skill = skill_of(
+        "Equilibrium lattice constant (unit: Å) of fcc copper from 11 lattice constants between 3.5 and 3.7 Å with ASE's EMT?",
+        {"start": {"type": "number", "default": 3.5, "kind": "number", "unit": "Å"}, "stop": {"type": "number", "default": 3.7, "kind": "number", "unit": "Å"}},
+    )
+    declines(skill, "Equilibrium lattice constant (unit: Å) of fcc copper from 11 lattice constants between 350 and 370 pm with ASE's EMT?", "pm")
+    assert HCP_FREE.parameters["properties"]["a"]["default"] == 3.209
+    declines(HCP_FREE, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "c = 5.211 Å and c/a = 1.624"), "states 1.624, which no parameter")
