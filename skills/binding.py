@@ -190,14 +190,9 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
-    others = [group_value(free, "element") or group_value(free, "formula") if free is not None else None]
-    others += [str(binding.params[name]) for name in changed_substances(properties, binding.params)]
-    unsaid = [o for o in others if o is not None and structure and _reference_structure(str(o)) != structure]
-    if structure and (free is not None and others[0] is None or unsaid):
+    if structure and any(_reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
-    if free is not None:
-        _stated_for(free, binding, properties, kinds, skill.tunables)
-    _bind_defaults(binding, properties, kinds, query, skill.tunables)
+    _bind_defaults(binding, properties, kinds, query, skill.tunables, free)
     hidden = hidden_problem(skill, binding.params, unset="the question does not state")
     if hidden:
         raise BindingDeclined(hidden)
@@ -237,14 +232,11 @@ def _bind_substances(
     return left
 
 
-def _stated_for(
-    free: list[Mention], binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], tunables: list[str]
-) -> None:
-    """Decline unless the question states every number for the substance no parameter takes: the verified lattice
-    constant of silicon never stands in for germanium's, though the code does not read which element it is."""
-    for name, prop in properties.items():
-        if kinds[name] in ("number", "integer") and name not in binding.params and name not in tunables:
-            raise BindingDeclined(f"the question does not state {name} for {free[0].text}; the verified {prop.get('default')} belongs to another substance")
+def _other_substances(free: list[Mention] | None, binding: Binding, properties: dict[str, dict[str, Any]]) -> list[str]:
+    """The substances the question puts in the verified one's place: one no parameter takes (``free``; "" when it is
+    neither an element nor a formula) and each substance parameter given another value."""
+    found = [group_value(free, "element") or group_value(free, "formula") or ""] if free is not None else []
+    return found + [str(binding.params[name]) for name in changed_substances(properties, binding.params)]
 
 
 def _bind_numbers(
@@ -314,20 +306,23 @@ def _bind_numbers(
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))
 
 
-def _bind_defaults(binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, tunables: list[str]) -> None:
+def _bind_defaults(
+    binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, tunables: list[str], free: list[Mention] | None
+) -> None:
     """Leave each parameter the question does not state at its verified default, where that default can stand: a number
-    for another substance only when it is a setting that did not change the verified answer (``Skill.tunables``)."""
+    for another substance (a substance parameter changed, or ``free``, one no parameter takes: germanium never takes
+    silicon's lattice constant) only when it is a setting that did not change the verified answer (``Skill.tunables``)."""
     changed = changed_substances(properties, binding.params)
     for name, prop in properties.items():
         if name in binding.params:
             continue
         if kinds[name] in ("number", "integer") and _speaks_of(query, name):
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
-        if changed and kinds[name] in ("number", "integer") and name not in tunables:
-            raise BindingDeclined(
-                f"the question does not state {name} for {binding.params[changed[0]]}; "
-                f"the verified {prop.get('default')} belongs to {properties[changed[0]].get('default')}"
+        if (changed or free is not None) and kinds[name] in ("number", "integer") and name not in tunables:
+            substance, owner = (
+                (binding.params[changed[0]], properties[changed[0]].get("default")) if changed else (free[0].text if free else "", "another substance")
             )
+            raise BindingDeclined(f"the question does not state {name} for {substance}; the verified {prop.get('default')} belongs to {owner}")
         if kinds[name] in ENTITY_KINDS:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
         binding.params[name] = prop.get("default")
