@@ -82,6 +82,7 @@ GLOSSARY = {
 EQUIVALENTS = [
     ("charge neutrality", "charge balance"), ("isolated atom", "free atom"), ("lattice constant", "lattice parameter"),
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"),
+    ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 
