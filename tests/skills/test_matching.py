@@ -291,3 +291,10 @@ def test_the_same_quantity_in_other_words_still_binds(skill, query, params):
     binding = bind(skill, query)
     assert params is None or binding.params == params
     assert binding.params
+
+
+def test_a_molecule_named_right_before_its_smiles_is_named_whatever_the_name_database_knows():
+    smiles = "CC(C)c1c(C(=O)Nc2ccccc2)c(-c2ccccc2)c(-c2ccc(F)cc2)n1CC[C@@H](O)C[C@@H](O)CC(=O)O"
+    assert bind(TPSA, f"What is the topological polar surface area (unit: Å^2) of atorvastatin (SMILES {smiles}) according to RDKit?").params == {"smiles": smiles}
+    # a name the database does not know, away from the SMILES, is a word the skill was not verified on
+    declines(TPSA, f"What is the topological polar surface area (unit: Å^2) of the atorvastatin lactone of {smiles} per RDKit?", "atorvastatin")

@@ -210,6 +210,9 @@ def _solve(args: argparse.Namespace) -> int:
     except LLMError as exc:
         print(f"evoskill solve failed: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\nevoskill solve: cancelled", file=sys.stderr)
+        return 130
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         print(log_unexpected("solve", exc), file=sys.stderr)
         return 1
@@ -325,9 +328,11 @@ def _guarded(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_terminal(verbose=getattr(args, "verbose", False))
-    if args.command == "solve":
-        return _solve(args)
-    return _guarded(args)
+    try:
+        return _solve(args) if args.command == "solve" else _guarded(args)
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print(f"\nevoskill {args.command}: cancelled", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
