@@ -184,12 +184,9 @@ def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
     lone = {m.element for g in groups for m in g if m.element and len(_elements(m)) == 1}
     compounds = [g for g in groups if len(_elements(g[0])) > 1]
     elements = [g for g in groups if g[0].element and any(g[0].element in _elements(c[0]) for c in compounds)]
-    named = {g[0].element for g in elements}
-    if elements and not any(set(_elements(c[0])) <= named for c in compounds):  # "the iron in Fe2O3": one part singled out
-        parts = ", ".join(repr(g[0].text) for g in elements)
-        raise BindingDeclined(f"the question singles out {parts} of {compounds[0][0].text}, which this skill does not take apart")
     wholes = [c for c in compounds if set(_elements(c[0])) <= lone]
     readings = []
+    elements_left = None
     for left_out in (elements, wholes):
         if not left_out:
             continue
@@ -197,6 +194,12 @@ def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
             readings.append(assign_entities([g for g in groups if g not in left_out], slots))
         except BindingDeclined:
             continue
+        if left_out is elements:
+            elements_left = readings[-1]
     if len(readings) > 1:
         raise BindingDeclined(f"cannot tell whether {', '.join(repr(g[0].text) for g in groups)} name one substance or several")
+    named = {g[0].element for g in elements}
+    if readings and readings[0] is elements_left and not any(set(_elements(c[0])) <= named for c in compounds):
+        parts = ", ".join(repr(g[0].text) for g in elements)  # "the iron in Fe2O3", "counting sulfur as polar": one part singled out
+        raise BindingDeclined(f"the question singles out {parts} of {compounds[0][0].text}, which this skill does not take apart")
     return readings[0] if readings else None
