@@ -256,7 +256,12 @@ class Settings(BaseSettings):
         default="local-server",
         description="CLI: reuse (or start once) a background local Prefect server, or run ephemeral.",
     )
-    prefect_server_port: int = Field(default=4250, gt=0, lt=65536)
+    prefect_server_port: int = Field(
+        default=0,
+        ge=0,
+        lt=65536,
+        description="CLI's local Prefect server port; 0: a free port chosen for the workspace and recorded in <workspace>/prefect/server-port.",
+    )
 
     # --- People and agents ------------------------------------------------------------
     user: str = Field(

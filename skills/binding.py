@@ -34,8 +34,20 @@ from skills.answer_spec import read_answer_spec
 from skills.chemistry import same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, hidden_problem, parameter_kind, same_value, value_problem
+from skills.meaning import (
+    denied_substance,
+    dropped_qualifier,
+    fixed_setting,
+    other_basis,
+    other_order,
+    other_superlative,
+    other_units,
+    reversed_sense,
+    uneven_repeat,
+    unexplained_qualifiers,
+)  # fmt: skip
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem
-from skills.numeric import bound_ranges, entry_partners, factor, partner, same_entry, spread, spread_pair, ties, units_differ
+from skills.numeric import bound_ranges, entry_partners, factor, partner, range_pair, same_entry, spread, spread_pair, ties, units_differ
 from skills.retrieval import split_name
 from skills.substances import (
     BindingDeclined,
@@ -49,8 +61,9 @@ from skills.substances import (
     restated,
     restates,
     value_of,
+    whole_of,
 )  # fmt: skip
-from skills.terms import asked_quantity, explaining_forms, explains, is_everyday, is_phrase, is_technical
+from skills.terms import explaining_forms, explains, is_everyday, is_phrase, is_technical
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
@@ -95,8 +108,11 @@ def _unexplained(skill: Skill, query: str, asked: list[Mention]) -> list[str]:
     """The question's words the skill was not verified on that matter: its technical words ("no relaxation" counts as
     "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
     vocabulary = _vocabulary(skill)
+    named = _names_of_smiles(query, asked)
     found = []
     for word, before, negated in question_words(query, asked):
+        if word in named:
+            continue  # "atorvastatin (SMILES …)": the molecule's name, whatever the name database knows
         if negated and explains(vocabulary, "un" + word):
             continue  # "no relaxation" is what an unrelaxed skill computes
         if negated and not is_everyday(word) and explains(vocabulary, word):
@@ -107,15 +123,18 @@ def _unexplained(skill: Skill, query: str, asked: list[Mention]) -> list[str]:
             found.append(word)
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
             found += [w for w in (before, word) if not explains(vocabulary, w)]
-    quantity = asked_quantity(query)
-    head = quantity[-1] if quantity else ""  # what is asked for, however ordinary: "the molar *volume*", "the mass *percent*"
-    if len(head) > 2 and head not in GENERIC_WORDS and head not in _PRONOUNS and not explains(vocabulary, head):
-        found.append(head)
+    found += unexplained_qualifiers(vocabulary, query, [m.text for m in asked])  # "the molar *volume*", "the *mole* fraction"
     return list(dict.fromkeys(found))
 
 
-# What a question may ask "for" without naming a quantity ("count them", "give me that").
-_PRONOUNS = frozenset("them it this that these those they one ones all both each either".split())
+def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
+    """The words a question names a molecule by, right before its SMILES ("atorvastatin (SMILES CC…)", "glycine, NCC(=O)O")."""
+    found = set()
+    for mention in (m for m in asked if m.kind == "smiles"):
+        named = re.search(r"([A-Za-z][\w-]*)\s*[(,:]?\s*(?:SMILES\s*[:=]?\s*)?$", query[: mention.start])
+        if named:
+            found.add(named.group(1).lower())
+    return found
 
 
 def _code_names(code: str) -> set[str]:
@@ -171,6 +190,14 @@ def bind(skill: Skill, query: str) -> Binding:
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
+    verified_texts = [verified, *skill.provenance.queries]
+    other = (
+        reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query)
+        or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)
+        or other_superlative(_vocabulary(skill), query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
+    )  # fmt: skip
+    if other:
+        raise BindingDeclined(other)
     twice = restated(context, asked, known)
     if twice:
         raise BindingDeclined(twice)
@@ -189,7 +216,13 @@ def bind(skill: Skill, query: str) -> Binding:
         lines = ", ".join(sorted(asked_lines))
         raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
+    whole = whole_of(free, asked) if free is not None else None
+    if free is not None and whole is not None:  # "how many of its sites are chlorine", of a skill verified on NaCl's sites
+        raise BindingDeclined(f"the question singles out {free[0].text!r} of {whole.text}, which this skill does not take apart")
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
+    pair = range_pair(verified, known, sources)
+    if pair is not None and sum(name in binding.params for name in pair) == 1:  # "a path length of exactly 3" for "lengths 1 to 6"
+        raise BindingDeclined(f"the question states one value where this skill takes a range ({pair[0]} to {pair[1]})")
     if structure and any(_reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     _bind_defaults(binding, properties, kinds, query, skill.tunables, free)

@@ -24,7 +24,7 @@ from skills.mentions import GENERIC_WORDS, Mention, stem, words_after, words_bef
 from skills.substances import equal_mentions
 from skills.units import same_unit
 
-__all__ = ["ties", "units_differ", "ranges", "partner", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
+__all__ = ["ties", "units_differ", "ranges", "partner", "range_pair", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
 
 # Words that tie nothing: articles and prepositions, and the words of questions, formats and rewording ("Return", "molecule").
 _WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
@@ -77,18 +77,24 @@ def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
     return found
 
 
-def bound_ranges(verified: str, known: list[Mention], sources: dict[str, Mention | None], query: str, numbers: list[Mention]) -> dict[int, str]:
-    """Where the question states a range, the parameter each end goes to (by position in the question): the ends of the
-    verified question's one range of two parameters, in order."""
+def range_pair(verified: str, known: list[Mention], sources: dict[str, Mention | None]) -> tuple[str, str] | None:
+    """The two parameters the verified question stated as one range ("path lengths 1 to 6"), low first, if it has one."""
     named = {(m.start, m.text): name for name, m in sources.items() if m is not None}
     pairs = [
         (named[(a.start, a.text)], named[(b.start, b.text)])
         for a, b in ranges(verified, known)
         if (a.start, a.text) in named and (b.start, b.text) in named
     ]
-    if len(pairs) != 1:
+    return pairs[0] if len(pairs) == 1 else None
+
+
+def bound_ranges(verified: str, known: list[Mention], sources: dict[str, Mention | None], query: str, numbers: list[Mention]) -> dict[int, str]:
+    """Where the question states a range, the parameter each end goes to (by position in the question): the ends of the
+    verified question's one range of two parameters, in order."""
+    pair = range_pair(verified, known, sources)
+    if pair is None:
         return {}
-    low, high = pairs[0]
+    low, high = pair
     return {end.start: name for a, b in ranges(query, numbers) for end, name in ((a, low), (b, high))}
 
 

@@ -25,7 +25,7 @@ from skills.mentions import Mention
 
 __all__ = [
     "MAX_CANDIDATES", "BindingDeclined", "value_of", "equal_mentions", "merge", "group_value", "restates", "restated", "parts_left_out",
-    "assign_entities", "fits", "assign_described",
+    "assign_entities", "fits", "assign_described", "whole_of",
 ]  # fmt: skip
 
 MAX_CANDIDATES = 8
@@ -112,6 +112,12 @@ def _elements(mention: Mention) -> list[str]:
     return formula_elements(formula) if formula else []
 
 
+def whole_of(group: list[Mention], mentions: list[Mention]) -> Mention | None:
+    """The compound among ``mentions`` that an element ``group`` is a part of ("chlorine" of NaCl), else None."""
+    element = group_value(group, "element")
+    return next((m for m in mentions if m not in group and len(_elements(m)) > 1 and element in _elements(m)), None) if element else None
+
+
 def parts_left_out(mentions: list[Mention], text: str) -> list[Mention]:
     """The substance mentions less the elements named as parts of another ("split O2 into two oxygen atoms", "the Mg-O system")
     and the names set beside a formula that describe it ("lithium cobalt oxide, LiCoO2"; "magnetite (Fe3O4)")."""
@@ -180,6 +186,7 @@ def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
     elements = [g for g in groups if g[0].element and any(g[0].element in _elements(c[0]) for c in compounds)]
     wholes = [c for c in compounds if set(_elements(c[0])) <= lone]
     readings = []
+    elements_left = None
     for left_out in (elements, wholes):
         if not left_out:
             continue
@@ -187,6 +194,12 @@ def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
             readings.append(assign_entities([g for g in groups if g not in left_out], slots))
         except BindingDeclined:
             continue
+        if left_out is elements:
+            elements_left = readings[-1]
     if len(readings) > 1:
         raise BindingDeclined(f"cannot tell whether {', '.join(repr(g[0].text) for g in groups)} name one substance or several")
+    named = {g[0].element for g in elements}
+    if readings and readings[0] is elements_left and not any(set(_elements(c[0])) <= named for c in compounds):
+        parts = ", ".join(repr(g[0].text) for g in elements)  # "the iron in Fe2O3", "counting sulfur as polar": one part singled out
+        raise BindingDeclined(f"the question singles out {parts} of {compounds[0][0].text}, which this skill does not take apart")
     return readings[0] if readings else None

@@ -82,6 +82,7 @@ GLOSSARY = {
 EQUIVALENTS = [
     ("charge neutrality", "charge balance"), ("isolated atom", "free atom"), ("lattice constant", "lattice parameter"),
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"),
+    ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 
@@ -120,15 +121,17 @@ def explaining_forms(words: Iterable[str]) -> frozenset[str]:
     found: set[str] = set()
 
     def said(phrase: str) -> bool:
-        return all(part in words or stem(part) in words or _spelled(part) in words for part in phrase.split())
+        stems = {stem(w) for w in words}
+        return all(part in words or stem(part) in stems or _spelled(part) in words for part in phrase.split())
 
-    for abbreviation, spelled in GLOSSARY.items():
-        if abbreviation in words:
-            words |= set(spelled.split())
-        elif said(spelled):
-            words.add(abbreviation)
-    for one, other in EQUIVALENTS:
-        words |= set(other.split()) if said(one) else set(one.split()) if said(other) else set()
+    for _ in range(2):  # an equivalent may spell out an abbreviation's words ("H-bond donor" is a hydrogen bond donor, an HBD)
+        for abbreviation, spelled in GLOSSARY.items():
+            if abbreviation in words:
+                words |= set(spelled.split())
+            elif said(spelled):
+                words.add(abbreviation)
+        for one, other in EQUIVALENTS:
+            words |= set(other.split()) if said(one) else set(one.split()) if said(other) else set()
     for word in words:
         found |= forms(word)
     return frozenset(found)

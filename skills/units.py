@@ -41,6 +41,15 @@ _UNIT_PLACE = re.compile(r"(?:\d\s?|\bin\s|\bunits?\s?:\s?)$", re.IGNORECASE)
 _SUPERSCRIPTS = str.maketrans("²³¹⁻−", "231--")
 
 
+# Units spelled out, to their symbols.
+_SPELLED = {
+    "gram": "g", "grams": "g", "kilogram": "kg", "kilograms": "kg", "joule": "J", "joules": "J", "kilojoules": "kJ", "kelvin": "K",
+    "electronvolt": "eV", "electronvolts": "eV", "pascals": "Pa", "gigapascals": "GPa", "nanometres": "nm", "nanometers": "nm",
+    "picometres": "pm", "picometers": "pm", "kilocalories": "kcal", "hartrees": "Ha", "hartree": "Ha", "rydbergs": "Ry",
+    "debyes": "D", "debye": "D", "degrees": "deg", "mole": "mol", "moles": "mol",
+}  # fmt: skip
+
+
 def is_unit(text: str) -> bool:
     """Whether ``text`` is a whole unit expression (``g/cm^3``, ``eV``, ``Å²``; ``K`` too, read in a unit's place)."""
     return _EXPRESSION.fullmatch(text.strip()) is not None
@@ -62,6 +71,7 @@ def normal_unit(unit: str) -> str:
     text = unit.translate(_SUPERSCRIPTS).strip()
     text = re.sub(r"\s+([^\s/]+?)\^?-1\b", r"/\1", text)  # kJ mol^-1 → kJ/mol
     text = re.sub(r"(?:\s+|\s?[·*]\s?)([^\s/\d^·*-]+)\^?-(\d)\b", r"/\1\2", text)  # g cm^-3, g·cm⁻³ → g/cm3
+    text = re.sub(r"[A-Za-z]+", lambda m: _SPELLED.get(m.group().lower(), m.group()), text)  # grams per mole is g/mol
     text = re.sub(r"(?i)angstroms?", "Å", re.sub(r"[\s^]", "", text))
     return text.replace("Å", "a").replace("·", "*").lower()
 

@@ -159,3 +159,52 @@ def test_an_exported_skill_file_the_user_names_gets_the_users_umask(workspace, t
     inside = get_settings().workspace / "add_two.json"  # named inside the workspace: the workspace's mode
     assert main(["skills", "export", "add_two", "-o", str(inside)]) == 0
     assert stat.S_IMODE(inside.stat().st_mode) == 0o600
+
+
+# -- each workspace its own Prefect server -------------------------------------------------------------------------------------
+
+
+def test_each_workspace_records_a_port_of_its_own(workspace, tmp_path):
+    from deployments.prefect_server import server_port
+
+    first = get_settings()
+    second = first.model_copy(update={"workspace": tmp_path / "other-ws"})
+    port = server_port(first)
+    assert server_port(first) == port == int((first.workspace / "prefect" / "server-port").read_text())  # chosen once, kept
+    assert server_port(second) != port
+    assert server_port(first.model_copy(update={"prefect_server_port": 4321})) == 4321  # a port the user sets wins
+
+
+def test_another_workspaces_server_is_never_stopped(workspace, tmp_path, stand_in_prefect):
+    settings = get_settings()
+    other = settings.model_copy(update={"workspace": tmp_path / "other-ws"})
+    theirs = stand_in_prefect(free_port(), 0o022, server_env(other))  # stale by today's rules, but not this workspace's
+    _stop_stale(int(theirs.args[-1]), server_env(settings, int(theirs.args[-1])))
+    assert theirs.poll() is None
+
+
+def test_a_recorded_port_another_workspace_holds_moves_this_workspace_to_a_free_one(workspace, tmp_path, stand_in_prefect, monkeypatch):
+    import types
+
+    from deployments import prefect_server
+    from deployments.prefect_server import ensure_local_server, server_port
+
+    settings = get_settings()
+    held = server_port(settings)
+    other = settings.model_copy(update={"workspace": tmp_path / "other-ws", "prefect_server_port": held})
+    theirs = stand_in_prefect(held, 0o077, server_env(other))
+    started: list[list[str]] = []
+
+    class Exited:
+        def poll(self) -> int:
+            return 1
+
+    fake = types.SimpleNamespace(Popen=lambda cmd, **kw: started.append(cmd) or Exited(), STDOUT=subprocess.STDOUT, DEVNULL=subprocess.DEVNULL)
+    monkeypatch.setattr(prefect_server, "subprocess", fake)
+    with pytest.raises(RuntimeError, match="did not start"):
+        ensure_local_server(settings, wait_s=1)
+    moved = server_port(settings)
+    assert moved != held and started[0][-1] == str(moved) and theirs.poll() is None
+    with pytest.raises(RuntimeError, match="another workspace"):  # a port the user set is not silently changed
+        ensure_local_server(settings.model_copy(update={"prefect_server_port": held}), wait_s=1)
+    assert theirs.poll() is None

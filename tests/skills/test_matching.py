@@ -230,3 +230,71 @@ def test_a_pronoun_is_never_what_a_question_asks_for():
     assert bind(AROMATIC, "Anthracene (c1ccc2cc3ccccc3cc2c1) has aromatic rings; count them with RDKit. Return an integer.").params == {
         "smiles": "c1ccc2cc3ccccc3cc2c1"
     }
+
+
+# -- ordinary words that make it another quantity decline --------------------------------------------------------------------
+
+MASS_FRACTION = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
+HBONDS = library_skill("rdkit_hbond_donors_acceptors_paracetamol")
+LIPINSKI = library_skill("rdkit_lipinski_aspirin")
+SMACT = library_skill("smact_validity_cspbi3")
+SPACEGROUP = library_skill("spglib_spacegroup_nacl")
+JSON_ROUNDTRIP = library_skill("pymatgen_json_roundtrip_formula")
+XRD = library_skill("pymatgen_xrd_cu_strongest_peak")
+FORMATION = library_skill("pymatgen_phase_diagram_formation_energy_li2o")
+EHULL = library_skill("pymatgen_phase_diagram_ehull_li2o2")
+VACANCY = library_skill("ase_emt_cu_vacancy_formation")
+
+LI_O = "Li 0.0, O2 0.0, Li2O -6.2, Li2O2 -5.6, LiO2 -2.4"
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # the quantity turned around, or a part of it left out
+        (MASS_FRACTION, "What fraction of the mass of Fe2O3 is not iron, computed with pymatgen? Return a float between 0 and 1.", "excludes iron"),
+        (LIPINSKI, "Does ibuprofen (SMILES CC(C)Cc1ccc(cc1)C(C)C(=O)O) violate Lipinski's rule of five, computed with RDKit? Return true or false.", "'violate'"),
+        (SMACT, "Is NaCl2 a chemically invalid composition according to SMACT's screening rules? Return true or false.", "'invalid'"),
+        (SMACT, "Is Cu3Si chemically valid according to SMACT's charge-neutrality rule alone, ignoring the electronegativity test? Return true or false.", "'ignoring'"),
+        # a word of what is asked, added or dropped
+        (MASS_FRACTION, "What mole fraction of MgO is oxygen, computed with pymatgen? Return a float between 0 and 1.", "'mole'"),
+        (SPACEGROUP, "What is the Hall symbol of rock-salt KCl with a = 6.29 Å, as found by spglib? Return a string.", "'hall'"),
+        (JSON_ROUNDTRIP, "Store a wurtzite ZnO structure as JSON with pymatgen and load it back; what full formula does it have? Return a string.", "'full'"),
+        (AROMATIC, "How many rings does tetralin (SMILES c1ccc2c(c1)CCCC2) have according to RDKit? Return an integer.", "without 'aromatic'"),
+        (XRD, "At what 2-theta angle (unit: degrees) is the weakest Cu K-alpha powder diffraction peak of fcc copper (a = 3.615 Å), with pymatgen?", "weakest"),
+        # another basis, another unit, another order
+        (ATOMIZATION, "Atomization energy per atom (in eV) of O2 using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first?", "per atom"),
+        (FORMATION, f"Given these total energies (eV per atom): {LI_O}, what is the formation energy per atom (unit: eV/atom) of Li2O? Use pymatgen.", "values in eV"),
+        (EHULL, f"Given these total energies (kJ/mol per formula unit): {LI_O}, how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen.", "values in kJ/mol"),
+        (HBONDS, "How many hydrogen-bond donors and acceptors does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have per RDKit's Lipinski counts? Return a list [acceptors, donors] of integers.", r"\[acceptors, donors\]"),
+        # a part of the substance singled out, a setting the code fixes, a repeat no parameter takes
+        (MOLAR_MASS, "What is the molar mass (unit: g/mol) of the iron in Fe2O3 according to pymatgen?", "singles out 'iron'"),
+        (TPSA, "What is the TPSA (unit: Å^2) of methionine (SMILES CSCCC(N)C(=O)O) according to RDKit, counting sulfur as polar?", "singles out 'sulfur'"),
+        (VACANCY, "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 2x2x3 repetition of the conventional cell, with ASE's EMT?", "2x2x3"),
+        (library_skill("rdkit_fragments_benzyl"), "Count the total number of molecular fragments of OCc1ccccc1CN using RDKit with a fragment path length of exactly 3 and RDKit's default functional groups file.", "range"),
+    ],
+)
+def test_ordinary_words_that_make_it_another_quantity_decline(skill, query, reason):
+    declines(skill, query, reason)
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        (FORMATION, f"Total energies (eV per formula unit) {LI_O}. Formation energy per atom (eV/atom) of Li2O with pymatgen?", None),
+        (HBONDS, "Count the hydrogen-bond donors and acceptors of aspirin (CC(=O)Oc1ccccc1C(=O)O) with RDKit's Lipinski module; give [donors, acceptors].", None),
+        (MASS_FRACTION, "Using pymatgen, what fraction of the mass of MgO is oxygen? Return a float between 0 and 1.", {"formula": "MgO", "element": "O"}),
+        (AROMATIC, "Count the aromatic rings in pyrene (c1cc2ccc3cccc4ccc(c1)c2c34) with RDKit. Return an integer.", {"smiles": "c1cc2ccc3cccc4ccc(c1)c2c34"}),
+    ],
+)
+def test_the_same_quantity_in_other_words_still_binds(skill, query, params):
+    binding = bind(skill, query)
+    assert params is None or binding.params == params
+    assert binding.params
+
+
+def test_a_molecule_named_right_before_its_smiles_is_named_whatever_the_name_database_knows():
+    smiles = "CC(C)c1c(C(=O)Nc2ccccc2)c(-c2ccccc2)c(-c2ccc(F)cc2)n1CC[C@@H](O)C[C@@H](O)CC(=O)O"
+    assert bind(TPSA, f"What is the topological polar surface area (unit: Å^2) of atorvastatin (SMILES {smiles}) according to RDKit?").params == {"smiles": smiles}
+    # a name the database does not know, away from the SMILES, is a word the skill was not verified on
+    declines(TPSA, f"What is the topological polar surface area (unit: Å^2) of the atorvastatin lactone of {smiles} per RDKit?", "atorvastatin")

@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
         "action", choices=["serve", "status", "stop"],
         help="start it in the background / show this workspace's (running, crashed, stopped) and every running one / stop it",
     )  # fmt: skip
+    sub.add_parser(
+        "status", help="list the servers evoskill runs on this machine, and for which workspace",
+        description="List the local Prefect servers and embedded LLM servers evoskill started on this machine, each with its workspace.",
+    )  # fmt: skip
     _add_verbose(parser)
     return parser
 
@@ -206,6 +210,9 @@ def _solve(args: argparse.Namespace) -> int:
     except LLMError as exc:
         print(f"evoskill solve failed: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\nevoskill solve: cancelled", file=sys.stderr)
+        return 130
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         print(log_unexpected("solve", exc), file=sys.stderr)
         return 1
@@ -271,6 +278,28 @@ def _llm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status(args: argparse.Namespace) -> int:
+    """``evoskill status``: what runs on this machine for which workspace (this one marked)."""
+    from deployments.llm.server import machine_servers, server_table
+    from deployments.prefect_server import workspace_servers
+    from deployments.settings import get_settings
+
+    here = str(get_settings().workspace.resolve())
+    prefect = workspace_servers()
+    if prefect:
+        rows = [["workspace", "pid", "port"]] + [[("* " if ws == here else "  ") + ws, str(pid), str(port)] for pid, port, ws in prefect]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        print("Prefect servers:\n" + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows))
+    else:
+        print("no Prefect server of evoskill's running on this machine")
+    llm = machine_servers()
+    if llm:
+        print("embedded LLM servers:\n" + "\n".join(f"  {line}" for line in server_table(llm)))
+    else:
+        print("no embedded LLM server running on this machine")
+    return 0
+
+
 def _guarded(args: argparse.Namespace) -> int:
     """Run a skills/learn/memory command; expected failures become one message and an exit code."""
     from deployments.cluster import ClusterUnavailable
@@ -279,7 +308,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.transfer import SkillFileError
 
     handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "transfer": run_transfer, "discover": run_discover, "tool": run_tool, "worker": run_worker,
-               "serve": run_serve, "mcp": run_mcp, "llm": _llm}[args.command]  # fmt: skip
+               "serve": run_serve, "mcp": run_mcp, "llm": _llm, "status": _status}[args.command]  # fmt: skip
     try:
         return handler(args)
     except (ValidationError, SettingsError) as exc:
@@ -299,9 +328,11 @@ def _guarded(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_terminal(verbose=getattr(args, "verbose", False))
-    if args.command == "solve":
-        return _solve(args)
-    return _guarded(args)
+    try:
+        return _solve(args) if args.command == "solve" else _guarded(args)
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print(f"\nevoskill {args.command}: cancelled", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -88,3 +88,13 @@ def test_human_output_shows_what_the_skill_ran_with_and_the_real_wall_time(capsy
     assert "Answer: 8.5753 eV  (skill emt-v1)\nRan with: formula='O2' (from \"O2\"), fmax=0.01 (the skill's verified default)\n" in out
     assert "Skill declined: other-v1: The skill could not use formula='Xe2'" in out and "\n  exited with code 1: KeyError: 'Xe2'" in out
     assert "wall 85.0 s (the stage times add up to 102.0 s: some ran in parallel)" in out
+
+
+def test_status_lists_each_prefect_server_with_its_workspace(workspace, capsys, monkeypatch):
+    from deployments import prefect_server
+
+    mine = str(workspace.resolve())
+    monkeypatch.setattr(prefect_server, "workspace_servers", lambda: [(101, 40001, mine), (202, 40002, "/home/someone/other-ws")])
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert f"* {mine}" in out and "  /home/someone/other-ws" in out and "40001" in out and "40002" in out

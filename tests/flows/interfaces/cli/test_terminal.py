@@ -90,3 +90,42 @@ def test_verbose_shows_prefect_lines_on_the_terminal(tmp_path, unreachable):
     done = _evoskill(tmp_path / "ws", unreachable, "solve", QUERY, "--verbose")
     assert done.returncode == 1
     assert "Finished in state" in done.stderr and "Traceback" in done.stderr
+
+
+def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path):
+    import signal
+    import time
+
+    script = tmp_path / "script.json"
+    slow = "import time\ntime.sleep(120)\nprint(4)\n"
+    script.write_text(json.dumps({"replies": [{"stage": "research", "content": {"packages": [], "code": slow}}] * 3}))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("EVOSKILL_")}
+    env |= {
+        "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(REPO), "EVOSKILL_WORKSPACE": str(tmp_path / "ws"),
+        "EVOSKILL_CONFIG": str(tmp_path / "absent.toml"), "EVOSKILL_STORE": "memory", "EVOSKILL_STARTER_LIBRARY": "false",
+        "EVOSKILL_LLM_BACKEND": "scripted", "EVOSKILL_LLM_SCRIPT": str(script), "EVOSKILL_TOOL_ROUNDS": "0", "EVOSKILL_SEARCH_PACKAGES": "[]",
+        "EVOSKILL_TRIAGE_LLM": "false", "EVOSKILL_LEARN": "false",
+    }  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "flows.interfaces.cli.main", "solve", QUERY], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=REPO, start_new_session=True)  # fmt: skip
+    runs = tmp_path / "ws" / "runs"
+    deadline = time.monotonic() + 120
+    while not (runs.is_dir() and any(runs.iterdir())):  # the generated code is running
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.2)
+    time.sleep(1)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends its foreground process group on Ctrl-C
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stdout + stderr and stderr.rstrip().endswith("evoskill solve: cancelled"), stderr[-3000:]
+    deadline = time.monotonic() + 5
+    while left := [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_in(p, runs)]:  # the generated code stopped too
+        assert time.monotonic() < deadline, f"still running: {left}"
+        time.sleep(0.2)
+
+
+def _runs_in(process: Path, runs: Path) -> bool:
+    try:
+        return str(runs).encode() in (process / "cmdline").read_bytes() or (process / "cwd").resolve().is_relative_to(runs)
+    except OSError:
+        return False

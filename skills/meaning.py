@@ -1,0 +1,259 @@
+"""What a question asks, read against the questions a skill was verified on: the ordinary words that change the answer.
+
+Ordinary English never makes a skill decline (``skills/terms.py``), except the few words and forms
+that turn the quantity into another one while every value still binds:
+
+- a word that turns it around: "violate" for "satisfy", "invalid" for "valid", "ignoring the
+  electronegativity test", "inverse";
+- a substance denied: "the mass of Fe2O3 that is *not iron*", "*other than* oxygen";
+- a word of what is asked, added ("the *mole* fraction", "the *full* formula", "the *Hall*
+  symbol", "the *weakest* peak") or dropped ("how many rings" of a skill verified on "aromatic rings");
+- another superlative ("the *weakest* peak" of a skill verified on the strongest), or a list asked in
+  another order ("[acceptors, donors]" of a skill that gives [donors, acceptors]);
+- a setting the verified question fixed, given another value ("sigma = 1.5 Å" where the code holds
+  sigma = 1.0), or a cell repeated unevenly ("2x2x3") where the skill repeats it evenly;
+- another basis: "per atom" where the skill was verified per molecule or per formula unit;
+- values given in a unit the verified question did not give them in ("energies (kJ/mol)" for its
+  "(eV)", "(eV/atom)" for its "(eV, per formula unit)").
+
+Each returns the reason the question is not the skill's, or None.
+
+>>> verified = ["How many aromatic rings does naphthalene (SMILES c1ccc2ccccc2c1) have according to RDKit?"]
+>>> vocabulary = explaining_forms(["aromatic", "ring", "rdkit", "smiles", "naphthalene", "count"])
+>>> print(dropped_qualifier(verified, "How many rings does tetralin (SMILES c1ccc2c(c1)CCCC2) have?"))
+the question asks without 'aromatic', which every verified question of this skill asks with
+>>> dropped_qualifier(verified, "Number of aromatic rings in pyrene, RDKit") is None
+True
+>>> print(reversed_sense(["Is CsPbI3 a chemically valid composition according to SMACT?"], "Is NaCl2 a chemically invalid composition?"))
+the question asks with 'invalid', which turns around what this skill was verified to answer
+>>> print(other_order(["Return a list [donors, acceptors] of integers."], "Give [acceptors, donors]."))
+the question asks for [acceptors, donors]; the skill gives [donors, acceptors]
+>>> print(other_basis(["Atomization energy (unit: eV) of N2."], "Atomization energy per atom of N2 in eV?"))
+the question asks per atom; the skill was verified otherwise
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from skills.answer_spec import read_answer_spec
+from skills.mentions import GENERIC_WORDS, Mention
+from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical
+from skills.units import normal_unit, same_unit, unit_spans
+
+__all__ = ["REVERSING", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting"]
+
+REVERSING = frozenset(
+    "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
+    "complement ignore ignores ignoring ignored neglect neglecting excluding exclude excludes except disregarding disregard "
+    "unlike minus".split()
+)
+"""Ordinary words that turn what is asked around or leave part of it out: a skill answers with one only when verified on it."""
+
+NEUTRAL = frozenset(
+    "calculated computed predicted resulting estimated expected final approximate numerical numeric value values corresponding "
+    "overall simulated theoretical reported obtained given".split()
+)
+"""Words before what is asked that qualify nothing ("the *calculated* density", "the *predicted* lattice constant")."""
+
+_COUNTS = frozenset({"number", "count", "amount"})
+_DENYING = re.compile(r"\b(?:not|non|except|excluding|without|besides|other\s+than|apart\s+from|but\s+not)\s+(?:the\s+|any\s+|its\s+)?$", re.I)
+_BASIS = re.compile(r"\bper[\s-]+(formula[\s-]+unit|atom|molecule|mole|mol|site|cell|unit[\s-]+cell|bond|electron|ion|particle|f\.?u\.?)s?\b", re.I)
+
+
+def _said(texts: Iterable[str]) -> frozenset[str]:
+    return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
+
+
+def reversed_sense(verified: Sequence[str], query: str) -> str | None:
+    """A word that turns the asked quantity around ("violate", "invalid", "ignoring") that no verified question uses."""
+    said = _said(verified)
+    for word in re.findall(r"[A-Za-z]+", query):
+        if word.lower() in REVERSING and not explains(said, word):
+            return f"the question asks with {word.lower()!r}, which turns around what this skill was verified to answer"
+    return None
+
+
+def denied_substance(query: str, mentions: Iterable[Mention]) -> str | None:
+    """A substance the question denies ("is not iron", "other than oxygen"): the skill computes with what it is given."""
+    for mention in mentions:
+        if mention.kind != "number" and _DENYING.search(query[max(0, mention.start - 24) : mention.start]):
+            return f"the question excludes {mention.text}, which this skill cannot leave out"
+    return None
+
+
+def _qualifiers(text: str, substances: Iterable[str]) -> list[str]:
+    """The words of what a question asks for, less neutral words, pronouns, generic words and the substances it names."""
+    names = {w.lower() for s in substances for w in re.findall(r"[A-Za-z]+", s)}
+    return [
+        w.removesuffix("'s") for w in asked_quantity(text)
+        if len(w) > 2 and w not in GENERIC_WORDS and w not in NEUTRAL and w.removesuffix("'s") not in names and w != "per"
+    ]  # fmt: skip
+
+
+def unexplained_qualifiers(vocabulary: frozenset[str], query: str, substances: Iterable[str]) -> list[str]:
+    """The words of what is asked ("the *mole* fraction", "the *Hall* symbol", "the *weakest* peak") that the skill's
+    vocabulary does not explain, however ordinary."""
+    return [w for w in _qualifiers(query, substances) if not explains(vocabulary, w) and not _pronoun(w)]
+
+
+def _pronoun(word: str) -> bool:
+    return word in {"it", "has", "have", "they", "them", "this", "that", "these", "those", "one", "ones", "and", "or", "its"}
+
+
+def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
+    """A technical qualifier of what every verified question asks ("*aromatic* rings", "*unrelaxed* vacancy formation energy")
+    that the question leaves out: it asks for something wider."""
+    asked = _said([query]) | _said(["un" + w for w in re.findall(r"\b(?:no|without|not)\s+([A-Za-z]+)", query, re.I)])
+    missing: list[str] = []
+    for text in verified:
+        words = asked_quantity(text)
+        if words and words[-1] in _COUNTS:
+            return None  # "the total number of fragments": "total" says nothing of which fragments
+        qualifiers = [w for w in words[:-1] if _narrows(w) and not explains(asked, w)]
+        if not qualifiers:
+            return None
+        missing = missing or qualifiers
+    return f"the question asks without {missing[0]!r}, which every verified question of this skill asks with" if missing else None
+
+
+def _narrows(word: str) -> bool:
+    """Whether a word before what is asked narrows it: a technical adjective ("aromatic", "unrelaxed", "polar") or a modifier
+    ("total", "reduced"); a noun of a compound term ("oxidation state", "atomization energy") is said in other words too."""
+    if word in NEUTRAL or word in _BROAD:
+        return False
+    adjective = word in _PLAIN_ADJECTIVES or re.search(r"(?:ic|al|ar|ed|ous|ive)$", word) is not None
+    return adjective and (word in MODIFIERS or is_technical(word))
+
+
+# Adjectives of ``MODIFIERS`` without an adjective's ending.
+_PLAIN_ADJECTIVES = frozenset("exact heavy total net mean median average partial strict".split())
+# Adjectives that leave what is asked as wide as it was: "atomic sites" are the sites.
+_BROAD = frozenset({"atomic"})
+
+
+def other_basis(verified: Sequence[str], query: str) -> str | None:
+    """A basis ("per atom", "per formula unit", "eV/atom") the question states and no verified question does."""
+    for basis in dict.fromkeys(_basis(query)):
+        if all(basis not in _basis(text, ("atom", "mol")) for text in verified):  # "g/mol" of the verified question says per mole
+            return f"the question asks per {basis}; the skill was verified otherwise"
+    return None
+
+
+def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
+    """The bases a text states: "per atom", "per formula unit", and those ``of_units`` a unit says ("eV/atom")."""
+    units = [normal_unit(unit).rpartition("/")[2] for _, _, unit in unit_spans(text)]
+    return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + [u for u in units if u in of_units]
+
+
+def _basis_name(phrase: str) -> str:
+    """One spelling of a basis: "formula unit", "f.u." → "formula unit"; "mole", "mol" → "mol"."""
+    phrase = re.sub(r"[\s-]+", " ", phrase.lower()).rstrip("s")
+    return {"f.u.": "formula unit", "fu": "formula unit", "f.u": "formula unit", "mole": "mol", "unit cell": "cell"}.get(phrase, phrase)
+
+
+def other_units(verified: Sequence[str], query: str, answer_unit: str | None) -> str | None:
+    """A unit the question gives values in ("energies (kJ/mol)", "(eV per atom)") that no verified question gives them in.
+
+    Units written beside a number are the number's own (checked where it binds), and one statement of the answer's unit is
+    the answer's (the one the text asks for, else ``answer_unit``, the skill's). A unit written without the basis the verified question gave ("(eV)" for "(eV, per formula unit)") is
+    that unit."""
+    asked = _free_units(query, answer_unit)
+    for unit, count in asked.items():
+        if all(_matching(_free_units(text, answer_unit), unit) < count for text in verified):
+            written = next((u for _, _, u in unit_spans(query) if normal_unit(u) == unit.split("|")[0]), unit)
+            return f"the question gives values in {written}{unit.partition('|')[2] and ' per ' + unit.partition('|')[2]}, which the verified question did not"
+    return None
+
+
+def _matching(units: Counter[str], unit: str) -> int:
+    return sum(n for u, n in units.items() if u == unit or ("|" not in unit and u.split("|")[0] == unit))
+
+
+def _numbers_in(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(r"[-−+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)]
+
+
+def _free_units(text: str, answer_unit: str | None) -> Counter[str]:
+    """The units a text writes apart from a number, in one spelling ("eV per atom" is eV/atom; "eV, per formula unit" is
+    ``ev|formula unit``), counted; one that is the answer's unit left out."""
+    ends = {end for _, end in _numbers_in(text)}
+    found: Counter[str] = Counter()
+    for start, end, unit in unit_spans(text):
+        if any(0 <= start - e <= 1 for e in ends):
+            continue
+        power = re.search(r"\b(square|cubic)\s+$", text[:start], re.I)  # "square angstroms" is Å^2
+        key = normal_unit(unit) + ({"square": "2", "cubic": "3"}[power.group(1).lower()] if power else "")
+        basis = re.match(r",?\s*per\s+(formula\s+unit|atom|molecule|mole?|site|cell)", text[end:], re.I)
+        if basis:
+            name = _basis_name(basis.group(1))
+            key = f"{key}/{name}" if name in ("atom", "mol") else f"{key}|{name}"
+        found[key] += 1
+    answer_unit = read_answer_spec(text).unit or answer_unit  # the unit the text asks for, else the skill's
+    if answer_unit:
+        for key in list(found):
+            if same_unit(key.split("|")[0], answer_unit) and "|" not in key:
+                found[key] -= 1
+                break
+    return +found
+
+
+SUPERLATIVES = frozenset(
+    "strongest weakest largest smallest biggest highest lowest shortest longest nearest closest furthest farthest deepest "
+    "shallowest lightest heaviest densest hardest softest first last maximum minimum max min".split()
+)
+"""Words that pick one of several ("the *weakest* peak", "the *first* site"): a skill picks the one it was verified on."""
+
+
+def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
+    """A superlative ("weakest", "second-nearest" is caught as a modifier) the skill's vocabulary does not explain."""
+    for word in re.findall(r"[A-Za-z]+", query):
+        if word.lower() in SUPERLATIVES and not explains(vocabulary, word):
+            return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
+    return None
+
+
+_WORD_LIST = re.compile(r"\[\s*([A-Za-z][\w -]*(?:\s*,\s*[A-Za-z][\w -]*)+)\s*\]")
+
+
+def other_order(verified: Sequence[str], query: str) -> str | None:
+    """A list of named values asked in another order than the verified question gives it ("[acceptors, donors]")."""
+    for match in _WORD_LIST.finditer(query):
+        asked = [w.strip().lower() for w in match.group(1).split(",")]
+        for text in verified:
+            for known in _WORD_LIST.finditer(text):
+                given = [w.strip().lower() for w in known.group(1).split(",")]
+                if sorted(given) == sorted(asked) and given != asked:
+                    return f"the question asks for [{', '.join(asked)}]; the skill gives [{', '.join(given)}]"
+    return None
+
+
+_REPEATED = re.compile(r"(?<![\w.])(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)(?![\w.])")
+
+
+def uneven_repeat(verified: Sequence[str], query: str) -> str | None:
+    """A cell repeated unevenly ("2x2x3") that no verified question states: a skill with one repeat count cannot take it."""
+    for match in _REPEATED.finditer(query):
+        if len(set(match.groups())) > 1 and not any(match.group() in text for text in verified):
+            return f"the question repeats the cell {match.group()}, which no parameter of this skill takes"
+    return None
+
+
+_NAMED = re.compile(r"([A-Za-z][\w-]*)\s*(?:=|is|of)\s*$")
+
+
+def fixed_setting(verified: str, context: Iterable[Mention], query: str, fresh: Iterable[Mention]) -> str | None:
+    """A setting the verified question fixed by name ("sigma = 1.0", which no parameter took) given another value."""
+    fixed = {}
+    for mention in context:
+        named = _NAMED.search(verified[: mention.start])
+        if mention.kind == "number" and named and len(named.group(1)) > 1:
+            fixed[named.group(1).lower()] = mention
+    for mention in fresh:
+        named = _NAMED.search(query[: mention.start])
+        constant = fixed.get(named.group(1).lower()) if named else None
+        if mention.kind == "number" and constant is not None and constant.number != mention.number:
+            return f"the question sets {named.group(1)} to {mention.text}; the skill was verified with {constant.text}, which its code fixes"  # type: ignore[union-attr]
+    return None
