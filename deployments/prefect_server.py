@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from contextlib import contextmanager
@@ -32,7 +31,7 @@ from prefect.settings import (
 
 from deployments.files import write_atomic
 from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
-from deployments.net import url_responds
+from deployments.net import free_port, port_accepts, url_responds
 from deployments.settings import Settings
 from deployments.workspace import PRIVATE_UMASK, prepare_workspace
 
@@ -50,12 +49,6 @@ def _port_file(settings: Settings) -> Path:
     return settings.workspace.resolve() / "prefect" / "server-port"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def server_port(settings: Settings) -> int:
     """The workspace's server port: ``prefect_server_port`` where set, else the one recorded for the workspace (a free one
     chosen and recorded the first time)."""
@@ -68,7 +61,7 @@ def server_port(settings: Settings) -> int:
             return port
     except (OSError, ValueError):
         pass
-    return _record_port(settings, _free_port())
+    return _record_port(settings, free_port())
 
 
 def _record_port(settings: Settings, port: int) -> int:
@@ -182,12 +175,12 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
     port = server_port(settings)
     wanted = _wanted(settings, port)
     other = _another_workspace(port, wanted)
-    if other is not None or (not settings.prefect_server_port and not _servers_on(port) and _port_taken(port)):
+    if other is not None or (not settings.prefect_server_port and not _servers_on(port) and port_accepts(port, timeout=0.5)):
         if settings.prefect_server_port:
             raise RuntimeError(
                 f"port {port} serves another workspace's Prefect server ({other}); set another EVOSKILL_PREFECT_SERVER_PORT, or 0 to choose one"
             )
-        port = _record_port(settings, _free_port())  # the recorded port was taken meanwhile: this workspace moves
+        port = _record_port(settings, free_port())  # the recorded port was taken meanwhile: this workspace moves
         wanted = _wanted(settings, port)
     api_url = f"http://127.0.0.1:{port}/api"
     _stop_stale(port, wanted)
@@ -204,13 +197,6 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
             return api_url
         time.sleep(0.3)
     raise RuntimeError(f"the local Prefect server did not start on {api_url}; see {workspace / 'prefect-server.log'}")
-
-
-def _port_taken(port: int) -> bool:
-    """Whether something listens on ``port`` on loopback."""
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def workspace_servers() -> list[tuple[int, int, str]]:

@@ -27,7 +27,7 @@ __all__ = [
     "resolve_name", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
 ]  # fmt: skip
 
-_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*)+")
+_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d+)+")  # a bracketed group takes a count: Ca3(PO4)2, Mg(OH)2
 WORD_LIKE_SYMBOLS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "Bi", "Ho", "Es"})
 """Capitalised English words that are also element symbols: read as words unless written mid-sentence ("Ga and As")."""
 
@@ -47,7 +47,8 @@ def is_element(text: str) -> bool:
 
 
 def is_formula(text: str) -> bool:
-    """A written formula such as ``N2``, ``NaCl``, ``CsPbI3`` or ``Cu`` (not ``FCC``, ``CIF`` or ``In``)."""
+    """A written formula such as ``N2``, ``NaCl``, ``CsPbI3``, ``Ca3(PO4)2`` or ``Cu`` (not ``FCC``, ``CIF``, ``In`` or a SMILES
+    branch such as ``C(C)O``)."""
     if not _FORMULA.fullmatch(text) or text in WORD_LIKE_SYMBOLS:
         return False
     if len(text) >= 3 and text.isupper() and not any(c.isdigit() for c in text):

@@ -134,7 +134,9 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         standalone = set(re.findall(r"(?<![A-Za-z])[A-Z](?![a-z(_])", token))
         if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
             continue
-        call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
+        whole = token.rstrip(".,;:!?")
+        written = is_formula(whole) or (re.fullmatch(r"[A-Z][A-Za-z0-9()=#@+\-\[\]]*", whole) is not None and canonical_smiles(whole) is not None)
+        call = None if written else re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)  # Ca3(PO4)2, CC(C)O: no call
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):

@@ -298,3 +298,10 @@ def test_a_molecule_named_right_before_its_smiles_is_named_whatever_the_name_dat
     assert bind(TPSA, f"What is the topological polar surface area (unit: Å^2) of atorvastatin (SMILES {smiles}) according to RDKit?").params == {"smiles": smiles}
     # a name the database does not know, away from the SMILES, is a word the skill was not verified on
     declines(TPSA, f"What is the topological polar surface area (unit: Å^2) of the atorvastatin lactone of {smiles} per RDKit?", "atorvastatin")
+
+
+def test_a_formula_with_a_bracketed_group_binds_whole():
+    assert bind(MOLAR_MASS, "According to pymatgen, what is the molar mass of calcium phosphate, Ca3(PO4)2, in grams per mole?").params == {"formula": "Ca3(PO4)2"}
+    assert bind(MASS_FRACTION, "With pymatgen, what fraction of the mass of Mg(OH)2 is oxygen? Return a float between 0 and 1.").params == {
+        "formula": "Mg(OH)2", "element": "O"
+    }

@@ -164,3 +164,12 @@ def test_a_count_variable_in_a_written_formula_is_not_nitrogen():
 def test_a_structure_type_is_not_a_second_substance():
     assert [m.text for m in find_mentions("density of KCl (rock salt, a = 6.293 Å)")] == ["KCl", "6.293"]
     assert [m.text for m in find_mentions("GaAs in the zinc blende structure")] == ["GaAs"]
+
+
+def test_a_formula_with_a_bracketed_group_is_one_formula_and_a_smiles_with_a_branch_one_smiles():
+    from skills.mentions import find_mentions
+
+    assert [(m.text, m.kind) for m in find_mentions("molar mass of Ca3(PO4)2, in g/mol")] == [("Ca3(PO4)2", "formula")]
+    assert [(m.text, m.kind) for m in find_mentions("the N of (NH4)2SO4 and Mg(OH)2.")][-2:] == [("(NH4)2SO4", "formula"), ("Mg(OH)2", "formula")]
+    assert [(m.text, m.kind) for m in find_mentions("isopropanol, SMILES CC(C)O, with RDKit")][-1] == ("CC(C)O", "smiles")  # not ethane
+    assert find_mentions("fit E(V) and f(x)") == []  # a function of a variable states no value
