@@ -124,6 +124,11 @@ def format_spans(text: str) -> list[tuple[int, int]]:
 _COUNT_VARIABLE = re.compile(r"(?<![A-Za-z])([A-Z])\s?[-−+]\s?1\b")  # the N of "N-1": a count in a formula, not nitrogen
 
 
+def _written_whole(token: str) -> bool:
+    """Whether a token with brackets is a formula (``Ca3(PO4)2``) or a SMILES (``CC(C)O``) rather than a call (``E(V)``)."""
+    return is_formula(token) or (re.fullmatch(r"[A-Z][A-Za-z0-9()=#@+\-\[\]]*", token) is not None and canonical_smiles(token) is not None)
+
+
 def _tokens(text: str) -> list[tuple[int, str]]:
     """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``; a formula written
     with a count variable ("E(N-1) - (N-1)/N E(N)") states no value."""
@@ -134,9 +139,9 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         standalone = set(re.findall(r"(?<![A-Za-z])[A-Z](?![a-z(_])", token))
         if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
             continue
-        whole = token.rstrip(".,;:!?")
-        written = is_formula(whole) or (re.fullmatch(r"[A-Z][A-Za-z0-9()=#@+\-\[\]]*", whole) is not None and canonical_smiles(whole) is not None)
-        call = None if written else re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)  # Ca3(PO4)2, CC(C)O: no call
+        call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
+        if call and _written_whole(token.rstrip(".,;:!?")):
+            call = None  # Ca3(PO4)2, CC(C)O: a formula or a SMILES, not a call
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):
