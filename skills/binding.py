@@ -104,10 +104,9 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
 
 
-def _unexplained(skill: Skill, query: str, asked: list[Mention]) -> list[str]:
-    """The question's words the skill was not verified on that matter: its technical words ("no relaxation" counts as
-    "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
-    vocabulary = _vocabulary(skill)
+def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -> list[str]:
+    """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
+    counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
     named = _names_of_smiles(query, asked)
     found = []
     for word, before, negated in question_words(query, asked):
@@ -186,7 +185,8 @@ def bind(skill: Skill, query: str) -> Binding:
     differs = _answer_differs(skill, query)
     if differs:
         raise BindingDeclined(differs)
-    unexplained = _unexplained(skill, query, asked)
+    vocabulary = _vocabulary(skill)
+    unexplained = _unexplained(vocabulary, query, asked)
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
@@ -194,7 +194,7 @@ def bind(skill: Skill, query: str) -> Binding:
     other = (
         reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query)
         or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)
-        or other_superlative(_vocabulary(skill), query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
+        or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)
@@ -216,8 +216,7 @@ def bind(skill: Skill, query: str) -> Binding:
         lines = ", ".join(sorted(asked_lines))
         raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
-    whole = whole_of(free, asked) if free is not None else None
-    if free is not None and whole is not None:  # "how many of its sites are chlorine", of a skill verified on NaCl's sites
+    if free is not None and (whole := whole_of(free, asked)) is not None:  # "how many of its sites are chlorine", of NaCl's sites
         raise BindingDeclined(f"the question singles out {free[0].text!r} of {whole.text}, which this skill does not take apart")
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
     pair = range_pair(verified, known, sources)

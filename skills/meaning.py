@@ -96,11 +96,11 @@ def _qualifiers(text: str, substances: Iterable[str]) -> list[str]:
 def unexplained_qualifiers(vocabulary: frozenset[str], query: str, substances: Iterable[str]) -> list[str]:
     """The words of what is asked ("the *mole* fraction", "the *Hall* symbol", "the *weakest* peak") that the skill's
     vocabulary does not explain, however ordinary."""
-    return [w for w in _qualifiers(query, substances) if not explains(vocabulary, w) and not _pronoun(w)]
+    return [w for w in _qualifiers(query, substances) if not explains(vocabulary, w) and w not in _PRONOUNS]
 
 
-def _pronoun(word: str) -> bool:
-    return word in {"it", "has", "have", "they", "them", "this", "that", "these", "those", "one", "ones", "and", "or", "its"}
+# What a question may ask "for" without naming a quantity ("count them", "how many sites it has").
+_PRONOUNS = frozenset("it has have they them this that these those one ones and or its".split())
 
 
 def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
@@ -136,8 +136,9 @@ _BROAD = frozenset({"atomic"})
 
 def other_basis(verified: Sequence[str], query: str) -> str | None:
     """A basis ("per atom", "per formula unit", "eV/atom") the question states and no verified question does."""
+    stated = [_basis(text, ("atom", "mol")) for text in verified]  # "g/mol" of the verified question says per mole
     for basis in dict.fromkeys(_basis(query)):
-        if all(basis not in _basis(text, ("atom", "mol")) for text in verified):  # "g/mol" of the verified question says per mole
+        if all(basis not in bases for bases in stated):
             return f"the question asks per {basis}; the skill was verified otherwise"
     return None
 
@@ -160,9 +161,9 @@ def other_units(verified: Sequence[str], query: str, answer_unit: str | None) ->
     Units written beside a number are the number's own (checked where it binds), and one statement of the answer's unit is
     the answer's (the one the text asks for, else ``answer_unit``, the skill's). A unit written without the basis the verified question gave ("(eV)" for "(eV, per formula unit)") is
     that unit."""
-    asked = _free_units(query, answer_unit)
-    for unit, count in asked.items():
-        if all(_matching(_free_units(text, answer_unit), unit) < count for text in verified):
+    given = [_free_units(text, answer_unit) for text in verified]
+    for unit, count in _free_units(query, answer_unit).items():
+        if all(_matching(units, unit) < count for units in given):
             written = next((u for _, _, u in unit_spans(query) if normal_unit(u) == unit.split("|")[0]), unit)
             return f"the question gives values in {written}{unit.partition('|')[2] and ' per ' + unit.partition('|')[2]}, which the verified question did not"
     return None
