@@ -31,9 +31,9 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import same_formula
+from skills.chemistry import element_symbol, formula_elements, same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
-from skills.domain import ENTITY_KINDS, changed_substances, hidden_problem, parameter_kind, same_value, value_problem
+from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
 from skills.meaning import (
     denied_substance,
     dropped_qualifier,
@@ -47,7 +47,20 @@ from skills.meaning import (
     unexplained_qualifiers,
 )  # fmt: skip
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem
-from skills.numeric import bound_ranges, entry_partners, factor, partner, range_pair, same_entry, spread, spread_pair, ties, units_differ
+from skills.numeric import (
+    bound_ranges,
+    entry_pairs,
+    entry_partners,
+    factor,
+    pair_mentions,
+    partner,
+    range_pair,
+    same_entry,
+    spread,
+    spread_pair,
+    ties,
+    units_differ,
+)  # fmt: skip
 from skills.retrieval import split_name
 from skills.substances import (
     BindingDeclined,
@@ -127,13 +140,30 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
 
 
 def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
-    """The words a question names a molecule by, right before its SMILES ("atorvastatin (SMILES CC…)", "glycine, NCC(=O)O")."""
+    """The words a question names a substance by, right before its SMILES ("atorvastatin (SMILES CC…)", "glycine,
+    NCC(=O)O") or its formula ("lithium superoxide, LiO2": its elements' names and the name of the ion)."""
     found = set()
     for mention in (m for m in asked if m.kind == "smiles"):
         named = re.search(r"([A-Za-z][\w-]*)\s*[(,:]?\s*(?:SMILES\s*[:=]?\s*)?$", query[: mention.start])
         if named:
             found.add(named.group(1).lower())
+    return found | {ion for _, ion in _formula_names(query, asked)}
+
+
+def _formula_names(query: str, asked: list[Mention]) -> list[tuple[Mention, str]]:
+    """Each compound named right before its formula by an element and an ion ("lithium superoxide, LiO2", "magnesium
+    peroxide MgO2"): the element's mention (a name of the same substance, not a second one) and the ion's word."""
+    found = []
+    for mention in (m for m in asked if m.kind == "formula" and m.formula and len(formula_elements(m.formula)) > 1):
+        named = re.search(r"([a-z]+)\s+([a-z]+)\s*[(,:]?\s*$", query[: mention.start])
+        if named and element_symbol(named.group(1)) in formula_elements(mention.formula or "") and _ION_NAME.search(named.group(2)):
+            element = next((m for m in asked if m.start == named.start(1) and m.element), None)
+            if element is not None:
+                found.append((element, named.group(2)))
     return found
+
+
+_ION_NAME = re.compile(r"(?:ide|ate|ite)$")  # oxide, superoxide, carbonate, nitrite: what an inorganic compound is named by
 
 
 def _code_names(code: str) -> set[str]:
@@ -172,11 +202,16 @@ def bind(skill: Skill, query: str) -> Binding:
     properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
     asked, known = find_mentions(query), find_mentions(verified)
-    sources = {name: _source(verified, known, name, prop, kinds[name]) for name, prop in properties.items()}
+    tables = [name for name, kind in kinds.items() if kind == "entries"]
+    asked_pairs = entry_pairs(query, asked) if tables else []
+    listed, listing = pair_mentions(entry_pairs(verified, known)) if tables else set(), pair_mentions(asked_pairs)
+    unlisted = [m for m in known if (m.start, m.text) not in listed]  # the verified list's entries are its list parameter's
+    sources = {name: None if kinds[name] == "entries" else _source(verified, unlisted, name, prop, kinds[name]) for name, prop in properties.items()}
     source_spans = {(m.start, m.text) for m in sources.values() if m is not None}
     # The verified question's constants: what no parameter came from ("naphthalene (SMILES c1ccc2ccccc2c1)" is one source).
-    context = [m for m in known if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
-    fresh = [m for m in asked if not any(restates(m, c) for c in context)]
+    context = [m for m in unlisted if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
+    naming = {element.start for element, _ in _formula_names(query, asked)}  # the lithium of "lithium superoxide, LiO2"
+    fresh = [m for m in asked if not any(restates(m, c) for c in context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
     if any(_REPEAT.fullmatch(m.text) for m in asked):  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat
@@ -210,6 +245,8 @@ def bind(skill: Skill, query: str) -> Binding:
         return Binding()
 
     binding = Binding()
+    if tables:
+        _bind_entries(binding, tables, properties, asked_pairs)
     structure = _structure_unsaid(verified, query)
     verified_lines, asked_lines = _lines(verified), _lines(query)
     if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
@@ -225,9 +262,9 @@ def bind(skill: Skill, query: str) -> Binding:
     if structure and any(_reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     _bind_defaults(binding, properties, kinds, query, skill.tunables, free)
-    hidden = hidden_problem(skill, binding.params, unset="the question does not state")
-    if hidden:
-        raise BindingDeclined(hidden)
+    problems = domain_problems(skill, binding.params, unset="the question does not state")  # a hidden constant; a list without its compound
+    if problems:
+        raise BindingDeclined(problems[0])
     return binding
 
 
@@ -262,6 +299,19 @@ def _bind_substances(
         binding.params[name] = value
         binding.bound.append(BoundValue(name=name, value=value, words=" / ".join(m.text for m in group)))
     return left
+
+
+def _bind_entries(binding: Binding, tables: list[str], properties: dict[str, dict[str, Any]], pairs: list[tuple[Mention, Mention]]) -> None:
+    """Give the skill's one list of entries the (substance, number) entries the question lists, else decline."""
+    if len(tables) > 1:
+        raise BindingDeclined(f"cannot tell which list of entries the question gives: {' or '.join(tables)}")
+    name = tables[0]
+    if not pairs:
+        raise BindingDeclined(f"the question lists no entries for {name} (a substance and its number each, as in {properties[name].get('source')!r})")
+    value: list[JsonValue] = [[substance.formula or substance.element or substance.text, number.number] for substance, number in pairs]
+    _check_value(name, properties[name], value)
+    binding.params[name] = value
+    binding.bound.append(BoundValue(name=name, value=value, words=", ".join(f"{a.text} {b.text}" for a, b in pairs)))
 
 
 def _other_substances(free: list[Mention] | None, binding: Binding, properties: dict[str, dict[str, Any]]) -> list[str]:

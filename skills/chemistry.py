@@ -24,7 +24,7 @@ from pymatgen.core import Composition, Element
 __all__ = [
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
     "homonuclear", "formula_text", "molecule", "canonical_smiles",
-    "resolve_name", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
+    "resolve_name", "element_symbol", "formula_counts", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d+)+")  # a bracketed group takes a count: Ca3(PO4)2, Mg(OH)2
@@ -67,6 +67,16 @@ def same_formula(a: str, b: str) -> bool:
 def formula_elements(formula: str) -> list[str]:
     """Element symbols of a written formula, in the order written, each once."""
     return list(dict.fromkeys(re.findall(r"[A-Z][a-z]?", formula)))
+
+
+def formula_counts(formula: str) -> dict[str, float] | None:
+    """How many atoms of each element a formula has (``"N2"`` → N 2), or None when pymatgen cannot read it."""
+    from pymatgen.core import Composition
+
+    try:
+        return {str(element): float(amount) for element, amount in Composition(formula).items()}
+    except (ValueError, KeyError):
+        return None
 
 
 def formula_text(formula: str) -> str:
@@ -126,6 +136,11 @@ def _element_names() -> dict[str, str]:
     names = {el.long_name.lower(): el.symbol for el in Element}
     names.update({"aluminium": "Al", "caesium": "Cs", "sulphur": "S"})
     return names
+
+
+def element_symbol(name: str) -> str | None:
+    """The symbol of an element named in English ("lithium" → Li, "aluminium" → Al), or None."""
+    return _element_names().get(name.lower())
 
 
 @cache

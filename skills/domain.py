@@ -25,6 +25,7 @@ atomization-v1 was not verified for formula=CO: the skill uses the elements of f
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -97,6 +98,15 @@ def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
         default = str(prop.get("default"))
         if prop.get("derives") and _stoichiometry(str(value)) != _stoichiometry(default):
             return f"the skill uses the elements of {name} by position, verified on {default}; {value} has another make-up"
+    if kind == "entries":
+        rows = value if isinstance(value, list) else []
+        bad = [row for row in rows if not _entry(row)]
+        if len(rows) < 2 or bad:
+            shown = f" ({bad[0]!r} is not a formula and a number)" if bad else ""
+            return f"{name} takes a list of at least two [formula, number] entries{shown}"
+        formulas = [str(row[0]) for row in rows]
+        if any(same_formula(a, b) for i, a in enumerate(formulas) for b in formulas[i + 1 :]):
+            return f"{name} lists a formula twice"
     if kind == "smiles" and canonical_smiles(str(value)) is None:
         return f"{value!r} is not a SMILES RDKit can read, and {name} takes one"
     if kind in NUMBER_KINDS and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -111,6 +121,14 @@ def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
         if kind == "integer" and not float(value).is_integer():
             return f"{name} takes a whole number (got {value})"
     return None
+
+
+def _entry(row: Any) -> bool:
+    """Whether ``row`` is one [formula, number] entry."""
+    return (
+        isinstance(row, (list, tuple)) and len(row) == 2 and isinstance(row[0], str) and is_formula(row[0])
+        and isinstance(row[1], (int, float)) and not isinstance(row[1], bool) and math.isfinite(row[1])
+    )  # fmt: skip
 
 
 def changed_substances(properties: dict[str, dict[str, Any]], params: Mapping[str, Any]) -> list[str]:
@@ -140,7 +158,23 @@ def domain_problems(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET
     properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
     problems = [p for name, value in params.items() if name in properties and (p := value_problem(name, properties[name], value))]
     hidden = hidden_problem(skill, params, unset)
-    return problems + ([hidden] if hidden else [])
+    return problems + ([hidden] if hidden else []) + _unlisted(properties, params)
+
+
+def _unlisted(properties: dict[str, dict[str, Any]], params: Mapping[str, Any]) -> list[str]:
+    """A formula verified as one of a list's entries (the compound asked about) that the given list does not hold."""
+    found = []
+    for table, listing in properties.items():
+        if parameter_kind(listing) != "entries" or value_problem(table, listing, params.get(table)) is not None:
+            continue  # no list, or one refused on its own
+        verified = [str(row[0]) for row in listing.get("default") or [] if isinstance(row, list) and row]
+        given = [str(row[0]) for row in params[table] if isinstance(row, (list, tuple)) and row]
+        for name, prop in properties.items():
+            if parameter_kind(prop) == "formula" and any(same_formula(str(prop.get("default")), v) for v in verified):
+                value = str(params.get(name, prop.get("default")))
+                if is_formula(value) and not any(same_formula(value, g) for g in given if is_formula(g)):
+                    found.append(f"{name}={value} is not one of the entries of {table}, and the skill was verified on one of them")
+    return found
 
 
 def domain_refusal(skill: Skill, params: Mapping[str, Any]) -> OutsideDomain | None:

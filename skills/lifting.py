@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
+from skills.numeric import entry_pairs, pair_mentions
 
 if TYPE_CHECKING:
     from skills.signatures import ParameterNames
@@ -48,6 +49,24 @@ ELEMENTS_HELPER = '''def _elements(formula: str) -> list[str]:
     import re
 
     return list(dict.fromkeys(re.findall(r"[A-Z][a-z]?", formula)))
+'''
+
+
+COUNTS_HELPER = '''def _counts(formula: str) -> dict[str, float]:
+    """How many atoms of each element a formula has ("CO2" → C 1, O 2; "Mg(OH)2" → Mg 1, O 2, H 2)."""
+    import re
+
+    stack: list[dict[str, float]] = [{}]
+    for element, amount, close, times in re.findall(r"([A-Z][a-z]?)(\\d*\\.?\\d*)|(\\(|\\))(\\d*\\.?\\d*)", formula):
+        if close == "(":
+            stack.append({})
+        elif close == ")":
+            group = stack.pop()
+            for symbol, count in group.items():
+                stack[-1][symbol] = stack[-1].get(symbol, 0) + count * float(times or 1)
+        else:
+            stack[-1][element] = stack[-1].get(element, 0) + float(amount or 1)
+    return stack[0]
 '''
 
 
@@ -78,6 +97,17 @@ class Lifted:
     mention: Mention
     question: str
     sites: list[tuple[Site, int | None]] = field(default_factory=list)
+    per_element: PerElement | None = None  # the one element's term, summed over every element of the formula
+
+
+@dataclass
+class PerElement:
+    """Where a script computes a term for the one element of its formula and multiplies it by that element's count
+    (``n = Atoms("N") ... 2 * e_n`` for N2): the statements of the term and the product, to sum over every element."""
+
+    statements: list[int]  # indices in the module's body
+    product: tuple[int, int, int, int]  # where ``2 * e_n`` stands
+    result: str  # the term's variable (``e_n``)
 
 
 @dataclass
@@ -153,6 +183,48 @@ def _sites(tree: ast.Module) -> list[Site]:
             continue  # file names, paths and prose
         found.append(site)
     return found
+
+
+def _table_of(node: ast.expr) -> list[list[Any]] | None:
+    """The entries a literal list of pairs holds (``[("Li", 0.0), ("O2", 0.0), ...]``): a formula and a number each."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < 2:
+        return None
+    rows = []
+    for item in node.elts:
+        if not (isinstance(item, (ast.List, ast.Tuple)) and len(item.elts) == 2 and isinstance(item.elts[0], ast.Constant)):
+            return None
+        name, number = item.elts[0].value, _number_node(item.elts[1])
+        if not isinstance(name, str) or not is_formula(name) or number is None:
+            return None
+        rows.append([name, number])
+    return rows
+
+
+def _lift_table(tree: ast.Module, question: str, mentions: list[Mention]) -> Lifted | None:
+    """The script's list of (formula, number) entries as one parameter, where the question lists the same entries: other
+    systems ("Mg 0.0, O2 0.0, MgO -6.2") then take the list whole, whatever its length."""
+    pairs = entry_pairs(question, mentions)
+    for node in (n for n in ast.walk(tree) if isinstance(n, ast.expr)):
+        rows = _table_of(node)
+        if rows is None or len(rows) != len(pairs):
+            continue
+        said = [(a.formula or a.element or "", b.number) for a, b in pairs]
+        if all(any(same_formula(f, s) and n == v for s, v in said) for f, n in rows):
+            start, end = min(m.start for pair in pairs for m in pair), max(m.end for pair in pairs for m in pair)
+            mention = Mention(question[start:end], start, "name")
+            return Lifted("", "entries", rows, mention, question, [(Site(node=node, value=rows), None)])
+    return None
+
+
+def _table_name(entry: Lifted) -> str:
+    """What the question calls a list of entries, by the word before it ("total energies (eV): Li 0.0, ..."), else entries."""
+    before = re.search(r"([A-Za-z]{3,})\s*(?:\([^)]*\))?\s*:?\s*$", entry.question[: entry.mention.start])
+    word = before.group(1).lower() if before else ""
+    return word if word and word not in GENERIC_WORDS and word not in ("these", "the", "with", "and", "from") else "entries"
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(outer))
 
 
 def _matches(value: Any, mention: Mention) -> bool:
@@ -242,9 +314,14 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     # An element named as a part ("the Si-Si distance in silicon") is the substance named elsewhere, not a second statement of it.
     mentions = [m for m in found if not (m.part and any(o.element == m.element and not o.part for o in found))]
     sites = _sites(tree)
+    table = _lift_table(tree, question, mentions)
+    if table is not None:  # its literals are the list's; its mentions are no other literal's
+        sites = [s for s in sites if not _inside(s.node, table.sites[0][0].node)]
+        listed = pair_mentions(entry_pairs(question, mentions))
+        mentions = [m for m in mentions if (m.start, m.text) not in listed]
     aliases = _aliases(tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)
-    lifted: dict[int, Lifted] = {}  # by mention start
+    lifted: dict[int, Lifted] = {} if table is None else {table.mention.start: table}  # by mention start
     skipped: list[str] = []
     for site in sites:
         direct = _pick(site.value, mentions)
@@ -278,13 +355,15 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
             if not all(index is None or index < len(formula_elements(entry.default)) for _, index in entry.sites):
                 entry.sites = [(s, i) for s, i in entry.sites if i is None]
     params = [p for p in params if p.sites]
+    for entry in params:
+        entry.per_element = _per_element(tree, entry)
     used: set[str] = set()
     ordered = sorted(params, key=lambda p: p.mention.start)
     unnamed = [p.sites[0][0] for p in ordered if _needs_signature(p, aliases)]
     signatures = names(sorted({t for s in unnamed if (t := _call_target(s.call, aliases))})) if names and unnamed else {}
     for entry in ordered:
         site = entry.sites[0][0]
-        base = entry.kind if entry.kind in ("formula", "element", "smiles") else None
+        base = entry.kind if entry.kind in ("formula", "element", "smiles") else _table_name(entry) if entry.kind == "entries" else None
         if base is None and site.assigned and len(entry.sites) == 1:
             base = site.assigned  # x = 2.5 becomes x = x: the parameter keeps the script's own name
             taken.discard(base)
@@ -311,10 +390,57 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     return draft
 
 
+def _key(node: ast.AST) -> tuple[int, int, int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+def _per_element(tree: ast.Module, entry: Lifted) -> PerElement | None:
+    """The plan to sum a one-element formula's term over every element, where the script's shape allows it: the element
+    is used once, in an assignment whose variables feed only the next statements and, last, one product with the
+    element's count (``2 * e_n`` for N2). None for any other shape (the formula then keeps its make-up)."""
+    derived = [site for site, index in entry.sites if index is not None]
+    if entry.kind != "formula" or len(derived) != 1 or any(i not in (None, 0) for _, i in entry.sites):
+        return None
+    from skills.chemistry import formula_counts
+
+    counts = formula_counts(str(entry.default))
+    if counts is None or len(counts) != 1:
+        return None
+    count = next(iter(counts.values()))
+    holders = [i for i, stmt in enumerate(tree.body) if _inside(derived[0].node, stmt)]
+    if len(holders) != 1:
+        return None
+    tainted: set[str] = set()
+    statements: list[int] = []
+    for index in range(holders[0], len(tree.body)):
+        stmt = tree.body[index]
+        reads = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if index != holders[0] and not reads & tainted:
+            continue
+        products = [
+            n for n in ast.walk(stmt)
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+            and {type(n.left), type(n.right)} == {ast.Constant, ast.Name}
+            and next(x.value for x in (n.left, n.right) if isinstance(x, ast.Constant)) == count
+            and next(x.id for x in (n.left, n.right) if isinstance(x, ast.Name)) in tainted
+        ]  # fmt: skip
+        if len(products) == 1:
+            uses = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in tainted]
+            later = any(isinstance(n, ast.Name) and n.id in tainted for s in tree.body[index + 1 :] for n in ast.walk(s))
+            result = next(x.id for x in (products[0].left, products[0].right) if isinstance(x, ast.Name))
+            return PerElement(statements, _key(products[0]), result) if len(uses) == 1 and not later else None
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            tainted |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        elif not (isinstance(stmt, ast.Expr) or (isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Attribute) for t in stmt.targets))):
+            return None  # a loop, a branch, a function: not a straight term
+        statements.append(index)
+    return None
+
+
 def _needs_signature(entry: Lifted, aliases: dict[str, str]) -> bool:
     """Whether naming ``entry`` may take its function's signature: a value passed by position, named by nothing before it."""
     site = entry.sites[0][0]
-    if entry.kind in ("formula", "element", "smiles") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
+    if entry.kind in ("formula", "element", "smiles", "entries") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
         return False
     return site.position is not None and _call_target(site.call, aliases) is not None
 
@@ -343,7 +469,7 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
     """The JSON-schema property of a lifted parameter, with its kind, the question's words for it and its bounds."""
     kind = entry.kind
     prop: dict[str, Any] = {
-        "type": {"formula": "string", "element": "string", "smiles": "string", "integer": "integer"}.get(kind, "number"),
+        "type": {"formula": "string", "element": "string", "smiles": "string", "integer": "integer", "entries": "array"}.get(kind, "number"),
         "default": entry.default,
         "kind": kind,
         "source": _phrase(entry.question, entry.mention),
@@ -353,9 +479,12 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
     }
     if entry.mention.unit:
         prop["unit"] = entry.mention.unit
+    if kind == "entries":  # [formula, number] pairs, at least two
+        prop["items"] = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "minItems": 2, "maxItems": 2}
+        prop["minItems"] = 2
     if kind in ("number", "integer") and isinstance(entry.default, (int, float)) and entry.default > 0:
         prop["exclusiveMinimum"] = 0
-    if kind == "formula" and any(index is not None for _, index in entry.sites):
+    if kind == "formula" and entry.per_element is None and any(index is not None for _, index in entry.sites):
         prop["derives"] = "elements"  # the script uses the formula's elements by position: the stoichiometry must match
     return prop
 
@@ -364,11 +493,19 @@ def render(script: str, params: list[Lifted], question: str) -> str:
     """The script as a module defining ``run(**params)``; the last ``print(json.dumps(x))`` becomes ``return x``."""
     tree = ast.parse(script)
     replace: dict[tuple[int, int, int, int], ast.expr] = {}
+    summed: dict[int, PerElement] = {}  # by the index of the term's first statement
     for entry in params:
         for site, index in entry.sites:
             key = (site.node.lineno, site.node.col_offset, site.node.end_lineno or 0, site.node.end_col_offset or 0)
             name = ast.Name(id=entry.name, ctx=ast.Load())
             replace[key] = name if index is None else ast.Subscript(ast.Call(ast.Name("_elements", ast.Load()), [name], []), ast.Constant(index), ast.Load())
+            if index is not None and entry.per_element is not None:
+                replace[key] = ast.Name(id="_symbol", ctx=ast.Load())
+        if entry.per_element is not None:  # count × term → the sum over the formula's elements of count × term
+            plan = entry.per_element
+            summed[plan.statements[0]] = plan
+            each = ast.parse(f"sum(_count * _term(_symbol) for _symbol, _count in _counts({entry.name}).items())", mode="eval").body
+            replace[plan.product] = each
 
     class _Swap(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> Any:
@@ -380,8 +517,15 @@ def render(script: str, params: list[Lifted], question: str) -> str:
 
     tree = _Swap().visit(tree)
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    terms = {index for plan in summed.values() for index in plan.statements}
     body: list[ast.stmt] = []
-    for node in tree.body:
+    for position, node in enumerate(tree.body):
+        if position in summed:
+            plan = summed[position]
+            term = "\n".join(ast.unparse(tree.body[i]) for i in plan.statements)
+            body.extend(ast.parse(f"def _term(_symbol):\n{_indent(term)}\n    return {plan.result}\n").body)
+        if position in terms:
+            continue
         if node in imports:
             continue
         if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
@@ -405,7 +549,8 @@ def render(script: str, params: list[Lifted], question: str) -> str:
     if params:
         doc_lines += [""] + [f"{p.name}: {_phrase(question, p.mention)}" for p in params]
     doc = "\n".join(doc_lines)
-    helper = ELEMENTS_HELPER + "\n\n" if any(i is not None for p in params for _, i in p.sites) else ""
+    helper = ELEMENTS_HELPER + "\n\n" if any(i is not None and p.per_element is None for p in params for _, i in p.sites) else ""
+    helper += COUNTS_HELPER + "\n\n" if summed else ""
     head = "\n".join(ast.unparse(n) for n in imports)
     return (
         (head + "\n\n\n" if head else "")
@@ -416,7 +561,7 @@ def render(script: str, params: list[Lifted], question: str) -> str:
 
 
 def _annotation(entry: Lifted) -> str:
-    return {"integer": "int", "number": "float"}.get(entry.kind, "str")
+    return {"integer": "int", "number": "float", "entries": "list"}.get(entry.kind, "str")
 
 
 def _printed_json(node: ast.stmt | None) -> ast.expr | None:

@@ -43,7 +43,7 @@ from skills.mentions import GENERIC_WORDS, Mention
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical
 from skills.units import normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
@@ -51,6 +51,14 @@ REVERSING = frozenset(
     "unlike minus".split()
 )
 """Ordinary words that turn what is asked around or leave part of it out: a skill answers with one only when verified on it."""
+
+_PAIRS = (
+    "above below", "over under", "higher lower", "upper lower", "increase decrease", "gain loss", "positive negative",
+    "inside outside", "maximum minimum", "max min", "heating cooling", "expansion compression", "tensile compressive",
+    "oxidation reduction", "cation anion", "forward backward", "adsorption desorption", "absorption emission",
+)  # fmt: skip
+OPPOSITES = {a: b for pair in _PAIRS for a, b in (pair.split(), pair.split()[::-1])}
+"""Ordinary words whose opposite asks for another quantity: "below" the hull is not "above" it."""
 
 NEUTRAL = frozenset(
     "calculated computed predicted resulting estimated expected final approximate numerical numeric value values corresponding "
@@ -68,11 +76,15 @@ def _said(texts: Iterable[str]) -> frozenset[str]:
 
 
 def reversed_sense(verified: Sequence[str], query: str) -> str | None:
-    """A word that turns the asked quantity around ("violate", "invalid", "ignoring") that no verified question uses."""
+    """A word that turns the asked quantity around ("violate", "invalid", "ignoring") that no verified question uses, or
+    the opposite of a word the verified question used ("below" the hull for "above" it)."""
     said = _said(verified)
     for word in re.findall(r"[A-Za-z]+", query):
         if word.lower() in REVERSING and not explains(said, word):
             return f"the question asks with {word.lower()!r}, which turns around what this skill was verified to answer"
+        opposite = OPPOSITES.get(word.lower())
+        if opposite and explains(said, opposite) and not explains(said, word):
+            return f"the question asks with {word.lower()!r} where this skill was verified with {opposite!r}"
     return None
 
 

@@ -24,7 +24,7 @@ from skills.mentions import GENERIC_WORDS, Mention, stem, words_after, words_bef
 from skills.substances import equal_mentions
 from skills.units import same_unit
 
-__all__ = ["ties", "units_differ", "ranges", "partner", "range_pair", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
+__all__ = ["ties", "units_differ", "ranges", "partner", "entry_pairs", "pair_mentions", "range_pair", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
 
 # Words that tie nothing: articles and prepositions, and the words of questions, formats and rewording ("Return", "molecule").
 _WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
@@ -105,6 +105,33 @@ def partner(text: str, mentions: list[Mention], number: Mention) -> Mention | No
         return None
     gap = text[before[-1].end : number.start]
     return before[-1] if len(re.findall(r"[A-Za-z]+", gap)) <= 2 and not re.search(r"[=;:.]", gap) else None
+
+
+# What may stand between one entry of a list and the next: a unit, then a comma, a semicolon or "and".
+_ENTRY_GAP = re.compile(r"\s*(?:eV(?:/f\.?u\.?|/atom)?\s*)?(?:[,;]\s*(?:and\s+)?|and\s+)")
+
+
+def entry_pairs(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
+    """The (substance, number) entries a text lists ("Li 0.0, O2 0.0, Li2O -6.0 and LiO2 -2.4 eV"), each substance with the
+    number just after it; and elsewhere in the text ("the Li2O2 energy to -5.9"). [] unless two stand side by side in a
+    list: a lone "Cu 3.61 Å" is a value, not a list of entries."""
+    pairs = []
+    for number in (m for m in mentions if m.kind == "number" and not m.plus_minus):
+        before = [m for m in mentions if m.end <= number.start and not m.part]
+        beside = before[-1] if before and before[-1].kind != "number" and re.fullmatch(r"\s*[:=]?\s*", text[before[-1].end : number.start]) else None
+        substance = beside or partner(text, mentions, number)
+        if substance is not None and (substance.formula or substance.element):
+            pairs.append((substance, number))
+    listed = any(
+        re.fullmatch(r"\s*[:=]?\s*", text[a.end : x.start]) and re.fullmatch(r"\s*[:=]?\s*", text[b.end : y.start]) and _ENTRY_GAP.fullmatch(text[x.end : b.start])
+        for (a, x), (b, y) in itertools.pairwise(pairs)
+    )
+    return pairs if listed else []
+
+
+def pair_mentions(pairs: list[tuple[Mention, Mention]]) -> set[tuple[int, str]]:
+    """Where the mentions of ``pairs`` stand, to tell them from the text's other mentions."""
+    return {(m.start, m.text) for pair in pairs for m in pair}
 
 
 def entry_partners(verified: str, known: list[Mention], sources: dict[str, Mention | None], numeric: list[str]) -> dict[str, Mention]:

@@ -277,6 +277,8 @@ def perturbed(kind: str, value: Any) -> list[Any]:
         return _formula_variants(value)[:TRIES]
     if kind == "smiles" and isinstance(value, str):
         return [s for s in (value + "C", value + "O", "C" + value) if canonical_smiles(s)][:TRIES]
+    if kind == "entries" and isinstance(value, list):  # each number scaled; the last entry left out
+        return [[[f, round(n * 1.1, 12)] for f, n in value], *([value[:-1]] if len(value) > 2 else [])]
     return []
 
 

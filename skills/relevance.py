@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from deployments.settings import Settings
 from skills.answer_check import check_answer
+from skills.chemistry import same_formula
 from skills.lifting import Lifted, LiftedDraft, render, schema_of, where
 from skills.mentions import Mention, find_mentions
 from skills.probes import code_names, code_reads, perturbed, probe_values, shown_independent
@@ -75,6 +76,8 @@ def check_relevance(
     names = code_names(script)
     for entry in entries:
         others = [o.default for o in numbers if o is not entry and o.kind == entry.kind and o.default != entry.default]
+        if entry.kind == "formula":  # another substance of a list of entries: what the answer is asked of
+            others += [row[0] for t in draft.lifted if t.kind == "entries" for row in t.default if not same_formula(row[0], entry.default)]
         for value in [*probe_values(entry.kind, entry.default, names), *others[:2]]:  # equal to another parameter: a = c is cubic
             sets.append({entry.name: value})
             owners.append(entry.name)

@@ -214,7 +214,11 @@ def domain_terms() -> frozenset[str]:
 @cache
 def domain_phrases() -> frozenset[tuple[str, str]]:
     """Pairs of words (stemmed) that the packages name one thing with: ``("bond", "length")``, ``("point", "group")``."""
-    return frozenset((a, b) for a, _, b in (t.partition(" ") for t in _harvested() if " " in t))
+    return frozenset((a, b) for a, _, b in (t.partition(" ") for t in [*_harvested(), *WRITTEN_PHRASES] if " " in t))
+
+
+WRITTEN_PHRASES = ("convex hull", "decomposition energy", "reaction energy")
+"""Terms the packages' documentation uses but no name of theirs spells (``PhaseDiagram.get_e_above_hull``'s convex hull)."""
 
 
 def is_phrase(first: str, second: str) -> bool:

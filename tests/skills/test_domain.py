@@ -26,6 +26,11 @@ KINDS = _skill(
     repeats={"type": "integer", "default": 2, "minimum": 1, "maximum": 4},
 )
 
+ENTRIES = _skill(
+    energies={"type": "array", "default": [["Li", 0.0], ["O2", 0.0], ["Li2O", -6.0]], "kind": "entries"},
+    formula={"type": "string", "default": "Li2O", "kind": "formula"},
+)
+
 
 @pytest.mark.parametrize(
     ("skill", "given", "reason"),
@@ -39,6 +44,10 @@ KINDS = _skill(
         (KINDS, {"smiles": "C1CC"}, "'C1CC' is not a SMILES RDKit can read, and smiles takes one"),
         (KINDS, {"repeats": 2.5}, "repeats takes a whole number (got 2.5)"),
         (KINDS, {"repeats": 5}, "repeats must be at most 4 (got 5)"),
+        (ENTRIES, {"energies": [["Li", 0.0]]}, "energies takes a list of at least two [formula, number] entries"),
+        (ENTRIES, {"energies": [["Li", 0.0], ["O2", "low"]]}, "energies takes a list of at least two [formula, number] entries (['O2', 'low'] is not a formula and a number)"),
+        (ENTRIES, {"energies": [["Li", 0.0], ["Li", -1.0]], "formula": "Li"}, "energies lists a formula twice"),
+        (ENTRIES, {"energies": [["Na", 0.0], ["F2", 0.0], ["NaF", -6.0]]}, "formula=Li2O is not one of the entries of energies, and the skill was verified on one of them"),
     ],
 )
 def test_each_rule_refuses_with_its_reason(skill, given, reason):
@@ -48,7 +57,8 @@ def test_each_rule_refuses_with_its_reason(skill, given, reason):
 @pytest.mark.parametrize(
     ("skill", "given"),
     [(N2, {"formula": "O2"}), (N2, {}), (ROCKSALT, {"formula": "KCl", "a": 6.29}), (ROCKSALT, {"formula": "KCl", "a": 5.64}),
-     (ROCKSALT, {"formula": "ClNa"}), (ROCKSALT, {"a": 5.7}), (HIDDEN, {"formula": "NaCl"}), (KINDS, {"metal": "Ag", "smiles": "c1ccccc1", "repeats": 3})],
+     (ROCKSALT, {"formula": "ClNa"}), (ROCKSALT, {"a": 5.7}), (HIDDEN, {"formula": "NaCl"}), (KINDS, {"metal": "Ag", "smiles": "c1ccccc1", "repeats": 3}),
+     (ENTRIES, {"energies": [["Na", 0.0], ["F2", 0.0], ["NaF", -6.0]], "formula": "NaF"})],
 )  # fmt: skip
 def test_values_inside_the_domain_pass(skill, given):
     assert domain_problems(skill, given) == []

@@ -87,3 +87,60 @@ def test_a_stated_element_used_as_a_key_becomes_a_parameter_and_an_index_stays()
     draft = lift_script(script, ["What is the oxidation state of manganese in KMnO4, as guessed by pymatgen? Return an integer."])
     assert draft.parameters["element"]["default"] == "Mn" and draft.parameters["formula"]["default"] == "KMnO4"
     assert "oxi_state_guesses()[0][element]" in draft.code
+
+
+PHASE_DIAGRAM = (
+    "import json\nfrom pymatgen.analysis.phase_diagram import PDEntry, PhaseDiagram\nfrom pymatgen.core import Composition\n"
+    'entries = [PDEntry(Composition(f), e) for f, e in [("Li", 0.0), ("O2", 0.0), ("Li2O", -6.0), ("Li2O2", -5.6)]]\n'
+    'target = next(e for e in entries if e.composition == Composition("Li2O2"))\n'
+    "print(json.dumps(round(float(PhaseDiagram(entries).get_e_above_hull(target)), 4)))\n"
+)
+
+
+def test_a_list_of_entries_the_question_lists_becomes_one_parameter_beside_the_compound_asked_about():
+    question = "Given the total energies (eV per formula unit) Li 0.0, O2 0.0, Li2O -6.0 and Li2O2 -5.6, how far above the hull is Li2O2?"
+    draft = lift_script(PHASE_DIAGRAM, [question])
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {
+        "energies": [["Li", 0.0], ["O2", 0.0], ["Li2O", -6.0], ["Li2O2", -5.6]], "formula": "Li2O2",
+    }  # fmt: skip
+    assert draft.parameters["energies"]["type"] == "array" and draft.parameters["energies"]["kind"] == "entries"
+    assert "for f, e in energies]" in draft.code and "Composition(formula)" in draft.code
+    # a list the question does not state entry by entry stays the script's own
+    unlisted = lift_script(PHASE_DIAGRAM, ["How far above the hull is Li2O2 among its Li-O phases?"])
+    assert "energies" not in unlisted.parameters and '("Li2O", -6.0)' in unlisted.code.replace("'", '"')
+
+
+TWICE_THE_ATOM = (
+    "import json\nfrom ase import Atoms\nfrom ase.build import molecule\nfrom ase.calculators.emt import EMT\n"
+    'n2 = molecule("N2"); n2.calc = EMT(); e_n2 = n2.get_potential_energy()\n'
+    'n = Atoms("N"); n.calc = EMT(); e_n = n.get_potential_energy()\n'
+    "print(json.dumps(round(2 * e_n - e_n2, 4)))\n"
+)
+
+
+def test_a_term_of_the_one_element_times_its_count_becomes_a_sum_over_every_element():
+    draft = lift_script(TWICE_THE_ATOM, ["What is the EMT atomization energy of a nitrogen molecule? Return a float."])
+    formula = draft.parameters["formula"]
+    assert formula["default"] == "N2" and "derives" not in formula  # any make-up: CO is the sum over C and O
+    namespace: dict = {}
+    exec(draft.code, namespace)  # noqa: S102 - the lifted code of a fixed script
+    run = namespace["run"]
+    assert run() == round(2 * _energy("N") - _energy("N2"), 4)
+    assert run("CO") == round(_energy("C") + _energy("O") - _energy("CO"), 4)
+
+
+def _energy(formula: str) -> float:
+    from ase import Atoms
+    from ase.build import molecule
+    from ase.calculators.emt import EMT
+
+    atoms = molecule(formula) if len(formula) > 1 else Atoms(formula)
+    atoms.calc = EMT()
+    return atoms.get_potential_energy()
+
+
+def test_a_term_used_otherwise_keeps_the_formulas_make_up():
+    # the atom's energy used twice (or a count that is not the formula's) is no per-element term: positions stay
+    for script in (TWICE_THE_ATOM.replace("2 * e_n - e_n2", "2 * e_n - e_n2 + e_n"), TWICE_THE_ATOM.replace("2 * e_n", "3 * e_n")):
+        draft = lift_script(script, ["What is the EMT atomization energy of a nitrogen molecule? Return a float."])
+        assert draft.parameters["formula"]["derives"] == "elements" and "_term" not in draft.code

@@ -293,6 +293,44 @@ def test_the_same_quantity_in_other_words_still_binds(skill, query, params):
     assert binding.params
 
 
+# -- a list of entries: another system, another length, the compound asked about beside it ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        (
+            EHULL,
+            "For the Mg-O system with total energies Mg 0.0, O2 0.0, MgO -6.2 and MgO2 -6.0 eV per formula unit, how far (unit: eV/atom) "
+            "does magnesium peroxide MgO2 sit above the convex hull? Compute it with pymatgen.",
+            {"energies": [["Mg", 0.0], ["O2", 0.0], ["MgO", -6.2], ["MgO2", -6.0]], "formula": "MgO2"},
+        ),
+        (
+            FORMATION,
+            "Total energies (eV per formula unit): Na 0.0, F2 0.0, NaF -6.0, NaF2 -5.4. With pymatgen, what is the formation energy per "
+            "atom (unit: eV/atom) of NaF?",
+            {"energies": [["Na", 0.0], ["F2", 0.0], ["NaF", -6.0], ["NaF2", -5.4]], "formula": "NaF"},
+        ),
+    ],
+)
+def test_a_list_of_entries_binds_whole_for_another_system(skill, query, params):
+    assert bind(skill, query).params == params
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far below the convex hull (unit: eV/atom) is Li2O? Use pymatgen.", "'below'"),
+        (FORMATION, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far below the convex hull (unit: eV/atom) is Li2O? Use pymatgen.", "'convex', 'hull'"),
+        (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, Li2O -5.9, how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen.", "twice"),
+        (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far above the convex hull (unit: eV/atom) would Li2O2 be with its energy lowered by 0.3 eV? Use pymatgen.", "0.3"),
+        (EHULL, "How far above the convex hull (unit: eV/atom) is Li2O2, with pymatgen? Return a float.", "lists no entries"),
+    ],
+)
+def test_a_list_of_entries_asked_otherwise_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
 def test_a_molecule_named_right_before_its_smiles_is_named_whatever_the_name_database_knows():
     smiles = "CC(C)c1c(C(=O)Nc2ccccc2)c(-c2ccccc2)c(-c2ccc(F)cc2)n1CC[C@@H](O)C[C@@H](O)CC(=O)O"
     assert bind(TPSA, f"What is the topological polar surface area (unit: Å^2) of atorvastatin (SMILES {smiles}) according to RDKit?").params == {"smiles": smiles}

@@ -4,7 +4,7 @@ import pytest
 
 from skills.binding import BindingDeclined, bind
 from skills.mentions import find_mentions
-from skills.numeric import factor, partner, ranges, spread
+from skills.numeric import entry_pairs, factor, partner, ranges, spread
 from tests.skills.test_matching import library_skill
 
 EHULL = library_skill("pymatgen_phase_diagram_ehull_li2o2")
@@ -44,15 +44,29 @@ def test_entries_listed_in_other_words_bind_to_the_entries_they_stand_for():
         "Li2O -6.0 and LiO2 -2.4 eV. With pymatgen, what is the energy above hull (unit: eV/atom) of Li2O2 now?"
     )
     assert bind(EHULL, query).params == {
-        "element": "Li", "formula": "O2", "formula_2": "Li2O", "value": -6.0, "value_2": -5.9, "formula_3": "LiO2", "value_3": -2.4,
+        "energies": [["Li2O2", -5.9], ["Li", 0.0], ["O2", 0.0], ["Li2O", -6.0], ["LiO2", -2.4]], "formula": "Li2O2",
     }  # fmt: skip
 
 
-def test_the_compound_asked_about_may_not_change_when_the_code_fixes_it():
-    # The skill's code looks up Li2O2; asking about LiO2 with the same entries is another question.
+@pytest.mark.parametrize(
+    ("text", "entries"),
+    [
+        ("Li 0.0, O2 0.0, Li2O -6.0 and LiO2 -2.4 eV", [("Li", 0.0), ("O2", 0.0), ("Li2O", -6.0), ("LiO2", -2.4)]),
+        ("energies Mg: 0.0 eV; O2: 0.0 eV; MgO: -6.2 eV", [("Mg", 0.0), ("O2", 0.0), ("MgO", -6.2)]),
+        ("fcc Cu with a = 3.61 Å and 5 layers", []),
+        ("Cu 3.61 Å", []),  # one value, not a list
+        ("Cu 3.61 Å, relaxed to 0.01 eV/Å", []),
+    ],
+)
+def test_a_list_of_entries_is_two_or_more_substances_each_with_its_number(text, entries):
+    assert [(a.formula, b.number) for a, b in entry_pairs(text, find_mentions(text))] == entries
+
+
+def test_the_compound_asked_about_is_a_parameter_beside_the_list():
     query = (
         "Using pymatgen and the total energies Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6 and LiO2 -2.4 eV (per formula unit as written), "
-        "what is the energy above the convex hull (unit: eV/atom) of LiO2? Return a float rounded to 4 decimal places."
+        "what is the energy above the convex hull (unit: eV/atom) of lithium superoxide, LiO2? Return a float rounded to 4 decimal places."
     )
-    with pytest.raises(BindingDeclined, match="Li2O2 2 times and this one 1"):
-        bind(EHULL, query)
+    assert bind(EHULL, query).params["formula"] == "LiO2"
+    with pytest.raises(BindingDeclined, match="not one of the entries"):
+        bind(EHULL, query.replace("lithium superoxide, LiO2", "LiO3"))
