@@ -189,10 +189,24 @@ def _numbers_in(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(r"[-−+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)]
 
 
+def _sentence(text: str, position: int) -> str:
+    """The sentence of ``text`` that ``position`` lies in."""
+    starts = [0, *(m.end() for m in re.finditer(r"[?!]\s+|\.\s+(?=[A-Z(])", text) if m.end() <= position)]
+    end = re.search(r"[?!]|\.(?:\s+(?=[A-Z(])|$)", text[position:])
+    return text[starts[-1] : position + end.end() if end else len(text)]
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence asks for the answer ("…, in eV per atom?", "Give it in electronvolts.") and states no value."""
+    asking = sentence.rstrip().endswith("?") or re.match(r"\s*(?:please\s+)?(?:give|return|report|express|quote|state)\b", sentence, re.I)
+    return bool(asking) and not re.search(r"(?<![\w.])[-−+]?\d+(?:\.\d+)?(?![\w.])", re.sub(r"\(\s*units?\s*:[^)]*\)", "", sentence))
+
+
 def _free_units(text: str, answer_unit: str | None) -> Counter[str]:
     """The units a text writes apart from a number, in one spelling ("eV per atom" is eV/atom; "eV, per formula unit" is
     ``ev|formula unit``), counted; one that is the answer's unit left out."""
     ends = {end for _, end in _numbers_in(text)}
+    answer_unit = read_answer_spec(text).unit or answer_unit  # the unit the text asks for, else the skill's
     found: Counter[str] = Counter()
     for start, end, unit in unit_spans(text):
         if any(0 <= start - e <= 1 for e in ends):
@@ -203,8 +217,9 @@ def _free_units(text: str, answer_unit: str | None) -> Counter[str]:
         if basis:
             name = _basis_name(basis.group(1))
             key = f"{key}/{name}" if name in ("atom", "mol") else f"{key}|{name}"
+        if answer_unit and "|" not in key and same_unit(key, answer_unit) and _asks(_sentence(text, start)):
+            continue  # "how far above the hull does it sit, in electronvolts per atom?": the answer's unit, asked for
         found[key] += 1
-    answer_unit = read_answer_spec(text).unit or answer_unit  # the unit the text asks for, else the skill's
     if answer_unit:
         for key in list(found):
             if same_unit(key.split("|")[0], answer_unit) and "|" not in key:

@@ -31,7 +31,7 @@ Kind = Literal["number", "formula", "smiles", "name"]
 
 _FORMAT = [
     r"\(\s*units?\s*:[^)]*\)",
-    r"\bunits?\s*:\s*\S+",
+    r"(?<!formula )\bunits?\s*:\s*\S+",  # "per formula unit: Mg -1.60" is a basis, not the answer's unit
     r"\b(?:rounded|round(?:ed)?\s+off)?\s*(?:to\s+)?\d+\s*(?:decimal\s+places?|decimals?|d\.?p\.?|significant\s+(?:figures|digits)|sig\.?\s*figs?|digits?)\b",
     r"\bto\s+\d+\s+places\b",
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
@@ -144,7 +144,7 @@ def _tokens(text: str) -> list[tuple[int, str]]:
             call = None  # Ca3(PO4)2, CC(C)O: a formula or a SMILES, not a call
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
-        if call and call.group(2) and not _SMILES_CALL.search(call.group(2)):
+        if call and call.group(2) and (not _SMILES_CALL.search(call.group(2)) or is_formula(call.group(2).strip(",)"))):  # E(Li2S)
             found += [(start, call.group(1)), (start + call.start(2), call.group(2).strip(",)"))]
             continue
         span = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)[-–]([-+]?\d+(?:\.\d+)?)", token.rstrip(".,;"))

@@ -108,7 +108,8 @@ def partner(text: str, mentions: list[Mention], number: Mention) -> Mention | No
 
 
 # What may stand between one entry of a list and the next: a unit, then a comma, a semicolon or "and".
-_ENTRY_GAP = re.compile(r"\s*(?:eV(?:/f\.?u\.?|/atom)?\s*)?(?:[,;]\s*(?:and\s+)?|and\s+)")
+_ENTRY_GAP = re.compile(r"\s*(?:eV(?:/f\.?u\.?|/atom)?\s*)?(?:[,;]\s*(?:and\s+)?|and\s+)(?:E\()?")
+_BESIDE = re.compile(r"\s*\)?\s*[:=]?\s*")  # "Li2O -6.0", "Mg: -1.60", "E(Li) = -1.91"
 
 
 def entry_pairs(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
@@ -118,12 +119,12 @@ def entry_pairs(text: str, mentions: list[Mention]) -> list[tuple[Mention, Menti
     pairs = []
     for number in (m for m in mentions if m.kind == "number" and not m.plus_minus):
         before = [m for m in mentions if m.end <= number.start and not m.part]
-        beside = before[-1] if before and before[-1].kind != "number" and re.fullmatch(r"\s*[:=]?\s*", text[before[-1].end : number.start]) else None
+        beside = before[-1] if before and before[-1].kind != "number" and _BESIDE.fullmatch(text[before[-1].end : number.start]) else None
         substance = beside or partner(text, mentions, number)
         if substance is not None and (substance.formula or substance.element):
             pairs.append((substance, number))
     listed = any(
-        re.fullmatch(r"\s*[:=]?\s*", text[a.end : x.start]) and re.fullmatch(r"\s*[:=]?\s*", text[b.end : y.start]) and _ENTRY_GAP.fullmatch(text[x.end : b.start])
+        _BESIDE.fullmatch(text[a.end : x.start]) and _BESIDE.fullmatch(text[b.end : y.start]) and _ENTRY_GAP.fullmatch(text[x.end : b.start])
         for (a, x), (b, y) in itertools.pairwise(pairs)
     )
     return pairs if listed else []

@@ -64,6 +64,11 @@ def test_values_in_another_unit_or_basis_decline_but_the_answers_unit_and_a_numb
     assert other_units([FORMATION], FORMATION.replace("(eV, per formula unit as written)", "(eV/atom)"), "eV/atom")
     assert other_units([FORMATION], FORMATION.replace("(eV, per formula unit as written)", "(eV)"), "eV/atom") is None  # the basis unsaid
     assert other_units(["TPSA (unit: Å^2) of ethanol?"], "TPSA of glycine, in square angstroms?", "Å^2") is None
+    # the answer's unit asked for again in words is the answer's; the same unit where the values are given is theirs
+    asked_twice = FORMATION.replace("Li2O -6.0, what is", "Li2O -6.0. What is").replace("of Li2O?", "of Li2O, in electronvolts per atom?")
+    assert other_units([FORMATION], asked_twice, "eV/atom") is None
+    given_apart = FORMATION.replace("Given these total energies (eV, per formula unit as written):", "All energies are in eV/atom. Given:")
+    assert other_units([FORMATION], given_apart, "eV/atom")
     assert other_units(["Molar mass (unit: g/mol) of Fe2O3?"], "Molar mass of Ge, g/mol, 4 decimals.", "g/mol") is None
 
 

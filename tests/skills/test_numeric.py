@@ -53,6 +53,8 @@ def test_entries_listed_in_other_words_bind_to_the_entries_they_stand_for():
     [
         ("Li 0.0, O2 0.0, Li2O -6.0 and LiO2 -2.4 eV", [("Li", 0.0), ("O2", 0.0), ("Li2O", -6.0), ("LiO2", -2.4)]),
         ("energies Mg: 0.0 eV; O2: 0.0 eV; MgO: -6.2 eV", [("Mg", 0.0), ("O2", 0.0), ("MgO", -6.2)]),
+        ("E(Li) = -1.91 eV, E(S) = -4.13 eV, E(Li2S) = -8.75 eV", [("Li", -1.91), ("S", -4.13), ("Li2S", -8.75)]),
+        ("total energies per formula unit: Mg: -1.60 eV, O2: -9.86 eV", [("Mg", -1.6), ("O2", -9.86)]),
         ("fcc Cu with a = 3.61 Å and 5 layers", []),
         ("Cu 3.61 Å", []),  # one value, not a list
         ("Cu 3.61 Å, relaxed to 0.01 eV/Å", []),
