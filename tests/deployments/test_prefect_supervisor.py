@@ -16,7 +16,7 @@ import pytest
 
 from deployments import interpreter, prefect_server
 from deployments.net import port_accepts
-from deployments.prefect_server import idle_stop_note, last_record, prefect_runtime, workspace_servers
+from deployments.prefect_server import ensure_local_server, idle_stop_note, last_record, prefect_runtime, workspace_servers
 from deployments.prefect_supervisor import Evidence, ServerRecord, _ended, decide
 from deployments.settings import get_settings
 from deployments.supervision import process_alive
@@ -109,6 +109,7 @@ def test_the_server_stays_up_while_used_and_stops_when_idle(workspace, helpers_f
         record = last_record(settings)
         assert record is not None and record.status == "running" and process_alive(record.server_pid)
         assert [(pid, ws) for pid, _, ws in workspace_servers() if pid == record.server_pid] == [(record.server_pid, str(workspace.resolve()))]
+        assert ensure_local_server(settings) == url and last_record(settings).id == record.id  # the supervised server is kept
         # A command holding the server keeps it up past its idle deadline: it touches the heartbeat.
         held_since, checked = heartbeat.stat().st_mtime, last_record(settings).checked_at
         _until(lambda: heartbeat.stat().st_mtime > held_since + IDLE_S + 1)
