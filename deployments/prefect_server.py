@@ -11,6 +11,13 @@ Each workspace has its own server: on ``prefect_server_port`` where one is set, 
 recorded in ``<workspace>/prefect/server-port``. A server of this workspace started otherwise (by an older evoskill) is
 replaced; a server of another workspace is never stopped nor used: where it holds the recorded port, another port is
 chosen, and where it holds a port the user set, evoskill says so and stops.
+
+The server runs under a supervisor (``deployments/prefect_supervisor.py``) that stops it after
+``prefect_server_idle_stop_s`` idle, and records how it ended in ``<workspace>/prefect/server.json``. Every
+``ensure_local_server`` touches the workspace's heartbeat file, and ``prefect_runtime`` touches it while a command holds
+the server, so a server in use is never stopped under a command; finding or starting the server holds
+``<workspace>/prefect/server.lock``, which the supervisor's idle check never waits for. A server of this workspace that
+runs without a supervisor (an older evoskill's) is replaced where idle stops are on.
 """
 
 from __future__ import annotations
@@ -18,8 +25,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from contextlib import contextmanager
+import uuid
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -29,13 +38,25 @@ from prefect.settings import (
     temporary_settings,
 )
 
-from deployments.files import write_atomic
+from deployments.files import file_lock, write_atomic
 from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
 from deployments.net import free_port, port_accepts, url_responds
+from deployments.prefect_supervisor import STATE_ENV, ServerRecord, SupervisorSpec, read_record, touch
 from deployments.settings import Settings
+from deployments.supervision import command_line
 from deployments.workspace import PRIVATE_UMASK, prepare_workspace
 
-__all__ = ["ensure_local_server", "prefect_runtime", "server_env", "server_port", "workspace_servers"]
+__all__ = [
+    "ensure_local_server",
+    "idle_stop_note",
+    "last_record",
+    "prefect_runtime",
+    "server_env",
+    "server_port",
+    "workspace_servers",
+]
+
+_SUPERVISOR = "deployments.prefect_supervisor"
 
 def _quiet_env() -> dict[str, str]:
     """No telemetry (evoskill works offline; the failed sends are noise)."""
@@ -47,6 +68,18 @@ _DATABASE = "PREFECT_SERVER_DATABASE_CONNECTION_URL"
 
 def _port_file(settings: Settings) -> Path:
     return settings.workspace.resolve() / "prefect" / "server-port"
+
+
+def _state_file(settings: Settings) -> Path:
+    return settings.workspace.resolve() / "prefect" / "server.json"
+
+
+def _heartbeat_file(settings: Settings) -> Path:
+    return settings.workspace.resolve() / "prefect" / "heartbeat"
+
+
+def _lock_file(settings: Settings) -> Path:
+    return settings.workspace.resolve() / "prefect" / "server.lock"
 
 
 def server_port(settings: Settings) -> int:
@@ -142,19 +175,31 @@ def _stale(pid: int, argv: list[str], env: dict[str, str], wanted: dict[str, str
     return not isolated or not private or "--no-services" in argv or any(env.get(k) != v for k, v in wanted.items())
 
 
+def _supervisor_of(pid: int) -> int | None:
+    """The pid of the supervisor running server ``pid`` as its child, or None (started without one)."""
+    try:
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    argv = command_line(parent) or []
+    return parent if "-m" in argv and argv[argv.index("-m") + 1 :][:1] == [_SUPERVISOR] else None
+
+
 def _ours(env: dict[str, str], wanted: dict[str, str]) -> bool:
     """Whether a server keeps its flow runs in this workspace's database (or, started by an older evoskill, names none)."""
     return env.get(_DATABASE) in (None, wanted[_DATABASE])
 
 
-def _stop_stale(port: int, wanted: dict[str, str]) -> None:
-    """Stop a server of this workspace on ``port`` that evoskill started otherwise (``_stale``), so that one started as now
-    takes its place; another workspace's server is never stopped."""
+def _stop_stale(port: int, wanted: dict[str, str], unsupervised: bool = False) -> None:
+    """Stop a server of this workspace on ``port`` that evoskill started otherwise (``_stale``), or, where
+    ``unsupervised``, without a supervisor, so that one started as now takes its place; another workspace's server is
+    never stopped. A supervised server is stopped through its supervisor, which records it."""
     for pid, argv, env in _servers_on(port):
-        if not _ours(env, wanted) or not _stale(pid, argv, env, wanted):
+        supervisor = _supervisor_of(pid)
+        if not _ours(env, wanted) or not (_stale(pid, argv, env, wanted) or (unsupervised and supervisor is None)):
             continue
         try:
-            os.kill(pid, signal.SIGTERM)
+            os.kill(supervisor or pid, signal.SIGTERM)
         except OSError:
             continue
         for _ in range(100):
@@ -169,8 +214,16 @@ def _another_workspace(port: int, wanted: dict[str, str]) -> str | None:
 
 
 def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
-    """The API URL of the workspace's local Prefect server (``server_port``), started if none answers."""
-    prepare_workspace(*settings.private_roots())  # the server inherits the private umask
+    """The API URL of the workspace's local Prefect server (``server_port``), started if none answers; the server counts
+    as used now (its heartbeat)."""
+    prepare_workspace(*settings.private_roots())  # the server and its supervisor inherit the private umask
+    with file_lock(_lock_file(settings)):
+        api_url = _find_or_start(settings, wait_s)
+        touch(_heartbeat_file(settings))
+        return api_url
+
+
+def _find_or_start(settings: Settings, wait_s: float) -> str:
     workspace = settings.workspace.resolve()
     port = server_port(settings)
     wanted = _wanted(settings, port)
@@ -183,14 +236,19 @@ def ensure_local_server(settings: Settings, wait_s: float = 90.0) -> str:
         port = _record_port(settings, free_port())  # the recorded port was taken meanwhile: this workspace moves
         wanted = _wanted(settings, port)
     api_url = f"http://127.0.0.1:{port}/api"
-    _stop_stale(port, wanted)
+    _stop_stale(port, wanted, unsupervised=settings.prefect_server_idle_stop_s > 0)
     if url_responds(f"{api_url}/health", timeout=1.0):
         return api_url
     Path(wanted[_DATABASE].split("///", 1)[-1]).parent.mkdir(parents=True, exist_ok=True)
-    cmd = python_command("-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port))
+    record = ServerRecord(id=uuid.uuid4().hex, workspace=str(workspace), port=port, idle_stop_s=settings.prefect_server_idle_stop_s,
+                          started_at=time.time())  # fmt: skip
+    spec = SupervisorSpec(
+        record=record, state_path=_state_file(settings), heartbeat_path=_heartbeat_file(settings), lock_path=_lock_file(settings),
+        command=python_command("-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)),
+    )  # fmt: skip
     with open(workspace / "prefect-server.log", "ab") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                cwd=helper_folder(settings), env={**os.environ, **wanted})  # fmt: skip
+        proc = subprocess.Popen(python_command("-m", _SUPERVISOR, spec.model_dump_json()), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=helper_folder(settings), env={**os.environ, **wanted})  # fmt: skip
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and proc.poll() is None:
         if url_responds(f"{api_url}/health", timeout=1.0):
@@ -209,11 +267,67 @@ def workspace_servers() -> list[tuple[int, int, str]]:
     return found
 
 
+def _record_of(pid: int) -> ServerRecord | None:
+    """The supervisor's record of server ``pid``, found through the state file its environment names."""
+    try:
+        pairs = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return None
+    state = next((p.split("=", 1)[1] for p in pairs if p.startswith(f"{STATE_ENV}=")), None)
+    record = read_record(Path(state)) if state else None
+    return record if record is not None and record.server_pid == pid else None
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def idle_stop_note(pid: int) -> str:
+    """Whether server ``pid`` stops when idle, and what keeps it up where its last idle check said."""
+    record = _record_of(pid)
+    if record is None:
+        supervised = _supervisor_of(pid) is not None
+        return "unknown (its record is not readable)" if supervised else "never (started without a supervisor)"
+    if record.idle_stop_s <= 0:
+        return "never (EVOSKILL_PREFECT_SERVER_IDLE_STOP_S=0)"
+    note = f"after {_duration(record.idle_stop_s)} idle"
+    return f"{note}; kept up by {record.kept_for}" if record.kept_for else note
+
+
+def last_record(settings: Settings) -> ServerRecord | None:
+    """This workspace's server as its supervisor last recorded it (``None``: never supervised)."""
+    return read_record(_state_file(settings))
+
+
+@contextmanager
+def _held(settings: Settings) -> Iterator[None]:
+    """Touch the server's heartbeat while a command holds it, so that it is not stopped as idle under the command."""
+    idle = settings.prefect_server_idle_stop_s
+    if idle <= 0:
+        yield
+        return
+    done = threading.Event()
+    heartbeat = _heartbeat_file(settings)
+
+    def beat() -> None:
+        while not done.wait(min(60.0, max(0.25, idle / 4))):
+            touch(heartbeat)
+
+    thread = threading.Thread(target=beat, name="prefect-server-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 @contextmanager
 def prefect_runtime(settings: Settings) -> Iterator[str]:
     """Run flows against the configured API with heartbeats off (each costs ~1 s per flow run)."""
     updates: dict[Any, str | None] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
+    held: AbstractContextManager[None] = nullcontext()
     os.environ.update({**_quiet_env(), **os.environ})  # an ephemeral server is a child process started from this environment
     safe_path_for_children()  # and from this folder, as python -m uvicorn: not importing from it
     if os.environ.get("PREFECT_API_URL"):
@@ -221,5 +335,6 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
     elif settings.prefect_api == "local-server":
         where = ensure_local_server(settings)
         updates[PREFECT_API_URL] = where
-    with temporary_settings(updates=updates):
+        held = _held(settings)
+    with held, temporary_settings(updates=updates):
         yield where

@@ -262,6 +262,15 @@ class Settings(BaseSettings):
         lt=65536,
         description="CLI's local Prefect server port; 0: a free port chosen for the workspace and recorded in <workspace>/prefect/server-port.",
     )
+    prefect_server_idle_stop_s: float = Field(
+        default=1800.0,
+        ge=0,
+        description=(
+            "Stop the CLI's local Prefect server after this many seconds idle (0: never): no evoskill command holding it, and "
+            "no flow run Running, Pending, Paused, Cancelling or Scheduled to start within that time, and no deployment with "
+            "an active schedule (those keep it up). The next command starts it again."
+        ),
+    )
 
     # --- People and agents ------------------------------------------------------------
     user: str = Field(

@@ -26,7 +26,6 @@ drops entries whose server has ended.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import select
@@ -40,6 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from deployments.files import file_lock, write_atomic
+from deployments.supervision import command_line, die_with_parent, process_alive, stop_asked, terminate, wakeup_pipe
 
 __all__ = [
     "HEARTBEAT_ENV",
@@ -57,7 +57,6 @@ __all__ = [
 ]
 
 HEARTBEAT_ENV = "EVOSKILL_LLM_HEARTBEAT_FILE"
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 _TERMINATE_GRACE_S = 10.0
 
 
@@ -95,30 +94,6 @@ class SupervisorSpec(BaseModel):
 
 
 # --- records -------------------------------------------------------------------------
-
-
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie, ended but not yet reaped, has)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no procfs: trust kill()
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
-def command_line(pid: int) -> list[str] | None:
-    """The arguments process ``pid`` was started with (``None``: gone, not readable, or no procfs)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:  # PermissionError included: not ours to judge, so not ours
-        return None
-    return raw.decode(errors="replace").split("\0")[:-1] if raw else None
 
 
 def _supervised_id(pid: int) -> str | None:
@@ -226,28 +201,12 @@ def registered_states() -> list[ServerState]:
 # --- the supervisor -----------------------------------------------------------------------
 
 
-def _wakeup_pipe() -> int:
-    """A pipe that wakes ``select`` on SIGCHLD, SIGTERM and SIGINT; returns its read end."""
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    signal.set_wakeup_fd(write_fd)
-    for sig in (signal.SIGCHLD, *_STOP_SIGNALS):
-        signal.signal(sig, lambda *_: None)
-    return read_fd
-
-
-def _die_with_parent() -> None:
-    """In the child: be killed when the supervisor dies, however it dies (Linux)."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _start_child(spec: SupervisorSpec) -> subprocess.Popen[bytes]:
     env = {**os.environ, HEARTBEAT_ENV: spec.state.heartbeat_path}
     with open(spec.state.log_path, "ab") as log:
         return subprocess.Popen(
             spec.command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
 
 
@@ -270,18 +229,8 @@ def _wait(child: subprocess.Popen[bytes], spec: SupervisorSpec, wake_fd: int) ->
         if timeout == 0.0:
             return "idle"
         ready, _, _ = select.select([wake_fd], [], [], timeout)
-        if ready and set(os.read(wake_fd, 512)) & {int(s) for s in _STOP_SIGNALS}:
+        if ready and stop_asked(os.read(wake_fd, 512)):
             return "exit" if child.poll() is not None else "stop"  # a child that already ended crashed
-
-
-def _terminate(child: subprocess.Popen[bytes]) -> int:
-    if child.poll() is None:
-        child.terminate()
-        try:
-            child.wait(_TERMINATE_GRACE_S)
-        except subprocess.TimeoutExpired:
-            child.kill()
-    return child.wait()
 
 
 def _ended(state: ServerState, how: Literal["exit", "stop", "idle"], code: int) -> ServerState:
@@ -310,14 +259,14 @@ def _note(state: ServerState) -> None:
 
 def supervise(spec: SupervisorSpec) -> None:
     """Run the server as a child, record it, and record how it ended."""
-    wake_fd = _wakeup_pipe()
+    wake_fd = wakeup_pipe()
     write_atomic(Path(spec.state.heartbeat_path), "0")
     child = _start_child(spec)
     spec.state = spec.state.model_copy(update={"pid": os.getpid(), "server_pid": child.pid})
     write_owned(spec.state_path, spec.state, claim=True)
     how = _wait(child, spec, wake_fd)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    ended = _ended(spec.state, how, _terminate(child))
+    ended = _ended(spec.state, how, terminate(child, _TERMINATE_GRACE_S))
     write_owned(spec.state_path, ended)
     _note(ended)
 

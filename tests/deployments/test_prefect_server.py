@@ -21,8 +21,10 @@ from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterNam
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from deployments import prefect_server
+from deployments.interpreter import isolation_flags
 from deployments.net import free_port, url_responds
 from deployments.prefect_server import ensure_local_server, prefect_runtime, server_env
+from deployments.prefect_supervisor import SupervisorSpec
 from deployments.settings import get_settings
 from flows.solve import solve
 from tests.codes import N2_CODE, N2_QUERY
@@ -155,7 +157,10 @@ def test_the_server_starts_isolated_from_the_users_folder_in_one_evoskill_owns(w
     monkeypatch.setattr(prefect_server, "subprocess", fake)
     with pytest.raises(RuntimeError, match="did not start"):
         ensure_local_server(settings, wait_s=5)
-    [(cmd, options)] = started
+    [(supervisor, options)] = started  # the supervisor, started the same way, runs the server as its child
+    assert supervisor[0] == sys.executable and supervisor[1 : supervisor.index("-m")] == isolation_flags()
+    assert supervisor[supervisor.index("-m") + 1] == "deployments.prefect_supervisor"
+    cmd = SupervisorSpec.model_validate_json(supervisor[-1]).command
     flags = cmd[1 : cmd.index("-m")]
     assert cmd[0] == sys.executable and "-I" in flags and cmd[len(flags) + 1 : len(flags) + 5] == ["-m", "prefect", "server", "start"]
     folder = Path(options["cwd"])

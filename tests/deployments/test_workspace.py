@@ -19,6 +19,7 @@ import pytest
 from deployments import workspace as private
 from deployments.net import free_port
 from deployments.prefect_server import _stop_stale, server_env
+from deployments.prefect_supervisor import SupervisorSpec
 from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
 from tests.codes import N2_CODE, N2_QUERY
@@ -204,7 +205,24 @@ def test_a_recorded_port_another_workspace_holds_moves_this_workspace_to_a_free_
     with pytest.raises(RuntimeError, match="did not start"):
         ensure_local_server(settings, wait_s=1)
     moved = server_port(settings)
-    assert moved != held and started[0][-1] == str(moved) and theirs.poll() is None
+    assert moved != held and SupervisorSpec.model_validate_json(started[0][-1]).command[-1] == str(moved) and theirs.poll() is None
     with pytest.raises(RuntimeError, match="another workspace"):  # a port the user set is not silently changed
         ensure_local_server(settings.model_copy(update={"prefect_server_port": held}), wait_s=1)
+    assert theirs.poll() is None
+
+
+def test_this_workspaces_server_without_a_supervisor_is_replaced_where_idle_stops_are_on(workspace, tmp_path, stand_in_prefect):
+    """An older evoskill's server runs without a supervisor, so it would never stop when idle: it is replaced, as long as
+    it is this workspace's."""
+    settings = get_settings()
+    port, their_port = free_port(), free_port()
+    mine = stand_in_prefect(port, 0o077, server_env(settings, port))  # today's settings, private: not stale otherwise
+    theirs = stand_in_prefect(their_port, 0o077, server_env(settings.model_copy(update={"workspace": tmp_path / "other-ws"}), their_port))
+    _stop_stale(port, server_env(settings, port))
+    assert mine.poll() is None  # idle stops off: kept
+    stopping = threading.Thread(target=_stop_stale, args=(port, server_env(settings, port)), kwargs={"unsupervised": True})
+    stopping.start()  # it waits for the process to go: reaped here
+    assert mine.wait(timeout=10) == -signal.SIGTERM
+    stopping.join(timeout=10)
+    _stop_stale(their_port, server_env(settings, their_port), unsupervised=True)
     assert theirs.poll() is None

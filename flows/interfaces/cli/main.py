@@ -279,19 +279,29 @@ def _llm(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    """``evoskill status``: what runs on this machine for which workspace (this one marked)."""
+    """``evoskill status``: what runs on this machine for which workspace (this one marked), and whether each Prefect
+    server stops when idle (and what keeps it up)."""
+    import time
+
     from deployments.llm.server import machine_servers, server_table
-    from deployments.prefect_server import workspace_servers
+    from deployments.prefect_server import idle_stop_note, last_record, workspace_servers
     from deployments.settings import get_settings
 
-    here = str(get_settings().workspace.resolve())
+    settings = get_settings()
+    here = str(settings.workspace.resolve())
     prefect = workspace_servers()
     if prefect:
-        rows = [["workspace", "pid", "port"]] + [[("* " if ws == here else "  ") + ws, str(pid), str(port)] for pid, port, ws in prefect]
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        rows = [["workspace", "pid", "port", "stops when idle"]]
+        rows += [[("* " if ws == here else "  ") + ws, str(pid), str(port), idle_stop_note(pid)] for pid, port, ws in prefect]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         print("Prefect servers:\n" + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows))
     else:
         print("no Prefect server of evoskill's running on this machine")
+    record = last_record(settings)
+    if record is not None and record.status != "running" and not any(ws == here for _, _, ws in prefect):
+        ended = f"at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(record.ended_at))}" if record.ended_at else "at an unknown time"
+        why = f" ({record.reason})" if record.reason else ""
+        print(f"this workspace's Prefect server: {record.status}{why} {ended}; the next command starts it again")
     llm = machine_servers()
     if llm:
         print("embedded LLM servers:\n" + "\n".join(f"  {line}" for line in server_table(llm)))
