@@ -343,7 +343,7 @@ def question_words(text: str, mentions: list[Mention] | None = None) -> list[tup
     previous, end, negation = "", -1, 0
     for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):
         word = m.group().lower().removesuffix("'s").strip("'")
-        joined = re.fullmatch(r"[\s-]+", text[end : m.start()]) is not None
+        joined = re.fullmatch(r"[\s_-]+", text[end : m.start()]) is not None  # "E_above_hull" is written as one term
         negation = negation - 1 if joined else 0  # a negation reaches three words on, within its clause
         if len(word) > 1 and word not in GENERIC_WORDS and not any(s <= m.start() < e for s, e in spans):
             words.append((word, previous if joined else "", negation > 0))

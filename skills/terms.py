@@ -174,6 +174,10 @@ def _lemmas(word: str) -> set[str]:
     return found
 
 
+DOMAIN_WORDS = frozenset({"hull"})
+"""Terms of the domain that are common elsewhere (a ship's hull), so their frequency does not tell: the convex hull is
+what the energy above it is measured from."""
+
 EVERYDAY = 5.0
 """Zipf frequency from which a word is everyday English ("round", "sure", "energy"): denying it says little."""
 
@@ -188,7 +192,7 @@ def is_everyday(word: str) -> bool:
 def is_technical(word: str) -> bool:
     """Whether ``word`` is a technical term (rare, a term of the domain, or a modifier) rather than ordinary English."""
     word = word.lower().removesuffix("'s")
-    if word in MODIFIERS or stem(word) in MODIFIERS:
+    if word in MODIFIERS or stem(word) in MODIFIERS or stem(word) in DOMAIN_WORDS:
         return True
     frequency = max(_zipf(w) for w in _lemmas(word))
     if frequency < RARE:

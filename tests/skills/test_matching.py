@@ -321,10 +321,13 @@ def test_a_list_of_entries_binds_whole_for_another_system(skill, query, params):
     ("skill", "query", "reason"),
     [
         (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far below the convex hull (unit: eV/atom) is Li2O? Use pymatgen.", "'below'"),
-        (FORMATION, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far below the convex hull (unit: eV/atom) is Li2O? Use pymatgen.", "'convex', 'hull'"),
+        (FORMATION, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far below the convex hull (unit: eV/atom) is Li2O? Use pymatgen.", "'hull'"),
         (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, Li2O -5.9, how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen.", "twice"),
         (EHULL, f"Given these total energies (eV, per formula unit as written): {LI_O}, how far above the convex hull (unit: eV/atom) would Li2O2 be with its energy lowered by 0.3 eV? Use pymatgen.", "0.3"),
         (EHULL, "How far above the convex hull (unit: eV/atom) is Li2O2, with pymatgen? Return a float.", "lists no entries"),
+        # the formation energy is not the distance to the hull, however the hull is written
+        (FORMATION, f"pymatgen PhaseDiagram, total energies in eV per formula unit as written: {LI_O}. E_above_hull of LiO2 in eV/atom?", "'hull'"),
+        (FORMATION, f"Total energies (eV per formula unit): {LI_O}. How far from the hull is LiO2 (unit: eV/atom)? Use pymatgen.", "'hull'"),
     ],
 )
 def test_a_list_of_entries_asked_otherwise_declines(skill, query, reason):

@@ -173,3 +173,9 @@ def test_a_formula_with_a_bracketed_group_is_one_formula_and_a_smiles_with_a_bra
     assert [(m.text, m.kind) for m in find_mentions("the N of (NH4)2SO4 and Mg(OH)2.")][-2:] == [("(NH4)2SO4", "formula"), ("Mg(OH)2", "formula")]
     assert [(m.text, m.kind) for m in find_mentions("isopropanol, SMILES CC(C)O, with RDKit")][-1] == ("CC(C)O", "smiles")  # not ethane
     assert find_mentions("fit E(V) and f(x)") == []  # a function of a variable states no value
+
+
+def test_words_joined_by_an_underscore_are_read_as_one_term():
+    from skills.mentions import question_words
+
+    assert ("hull", "above", False) in question_words("What is the E_above_hull of LiO2?")
