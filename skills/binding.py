@@ -62,6 +62,7 @@ from skills.numeric import (
     units_differ,
 )  # fmt: skip
 from skills.retrieval import split_name
+from skills.structures import StructureMention, structure_mentions, structures
 from skills.substances import (
     BindingDeclined,
     assign_described,
@@ -173,6 +174,7 @@ def _code_names(code: str) -> set[str]:
         return set()
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    names |= {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for part in n.module.split(".")}  # pymatgen.symmetry
     return {n for n in names if not n.startswith("_")}
 
 
@@ -190,6 +192,8 @@ def _answer_differs(skill: Skill, query: str) -> str | None:
         return f"the question asks for {spec.unit}; the skill gives {skill.unit}"
     if spec.unit and "%" in spec.unit and not skill.unit:  # a per cent is a hundred times the fraction a unitless skill gives
         return f"the question asks for {spec.unit}; the skill gives a value without a unit"
+    if spec.unit and skill.output_type in ("str", "bool"):  # "volume in Å^3" is no crystal system's name
+        return f"the question asks for a value in {spec.unit}; the skill gives a {skill.output_type}"
     kinds = {spec.output_type, skill.output_type}
     if "any" not in kinds and len(kinds) > 1 and kinds != {"int", "float"}:
         return f"the question asks for a {spec.output_type}; the skill gives a {skill.output_type}"
@@ -221,6 +225,10 @@ def bind(skill: Skill, query: str) -> Binding:
     if differs:
         raise BindingDeclined(differs)
     vocabulary = _vocabulary(skill)
+    structure_params = [name for name, kind in kinds.items() if kind == "structure"]
+    named = structure_mentions(query) if structure_params else []
+    if named:  # "body-centred tetragonal" is a value of the skill's structure parameter
+        vocabulary |= explaining_forms(w.lower() for m in named for w in re.findall(r"[A-Za-z]+", m.text))
     unexplained = _unexplained(vocabulary, query, asked)
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
@@ -247,7 +255,9 @@ def bind(skill: Skill, query: str) -> Binding:
     binding = Binding()
     if tables:
         _bind_entries(binding, tables, properties, asked_pairs)
-    structure = _structure_unsaid(verified, query)
+    if named:
+        _bind_structure(binding, structure_params, properties, named)
+    structure = None if named else _structure_unsaid(verified, query)
     verified_lines, asked_lines = _lines(verified), _lines(query)
     if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
         lines = ", ".join(sorted(asked_lines))
@@ -312,6 +322,16 @@ def _bind_entries(binding: Binding, tables: list[str], properties: dict[str, dic
     _check_value(name, properties[name], value)
     binding.params[name] = value
     binding.bound.append(BoundValue(name=name, value=value, words=", ".join(f"{a.text} {b.text}" for a, b in pairs)))
+
+
+def _bind_structure(binding: Binding, names: list[str], properties: dict[str, dict[str, Any]], named: list[StructureMention]) -> None:
+    """Give the skill's structure parameter the one structure type the question names, else decline."""
+    kinds = sorted({m.name for m in named})
+    if len(kinds) > 1 or len(names) > 1:
+        raise BindingDeclined(f"cannot tell which structure the question asks about: {', '.join(kinds)}")
+    _check_value(names[0], properties[names[0]], kinds[0])
+    binding.params[names[0]] = kinds[0]
+    binding.bound.append(BoundValue(name=names[0], value=kinds[0], words=named[0].text))
 
 
 def _other_substances(free: list[Mention] | None, binding: Binding, properties: dict[str, dict[str, Any]]) -> list[str]:
@@ -411,27 +431,6 @@ def _bind_defaults(
         binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
 
 
-# Structure types a question names its crystal by, each in the ways it is written.
-_STRUCTURES = {
-    "fcc": r"fcc|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp",
-    "bcc": r"bcc|body[- ]cent(?:er|re)d[- ]cubic",
-    "hcp": r"hcp|hexagonal close[- ]packed",
-    "diamond": r"diamond(?:[- ]cubic)?(?:[- ](?:structure|lattice))?",
-    "rock-salt": r"rock[- ]?salt|halite|nacl[- ]type|b1",
-    "zinc blende": r"zinc[- ]?blende|sphalerite|b3",
-    "wurtzite": r"wurtzite|b4",
-    "cesium chloride": r"c[ae]sium chloride[- ]type|cscl[- ]type|b2",
-    "fluorite": r"fluorite|caf2[- ]type|c1",
-    "perovskite": r"perovskite",
-    "rutile": r"rutile",
-    "spinel": r"spinel",
-}
-
-
-def _structures(text: str) -> set[str]:
-    return {name for name, pattern in _STRUCTURES.items() if re.search(rf"(?<![\w-])(?:{pattern})(?![\w])", text, re.IGNORECASE)}
-
-
 _LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|b)(?:1|2)?(?![a-z])")
 
 
@@ -452,7 +451,7 @@ def _reference_structure(substance: str) -> str | None:
 def _structure_unsaid(verified: str, query: str) -> str | None:
     """A structure type the verified question names and this one does not (``fcc`` copper, asked of tungsten): for another
     substance the skill may build the wrong crystal, so the question must say it (or name the same one)."""
-    said, asked = _structures(verified), _structures(query)
+    said, asked = structures(verified), structures(query)
     missing = sorted(said - asked)
     return missing[0] if missing else None
 

@@ -43,6 +43,7 @@ TEACHER_KEYS = ("source", "cue", "cue_after", "description")
 _KINDS = {
     "formula": "a formula", "element": "an element symbol", "smiles": "a SMILES", "number": "a number", "integer": "an integer",
     "boolean": "true or false", "word": "a word", "string": "a text", "array": "a list", "object": "a mapping",
+    "structure": "a crystal structure type (fcc, bcc, hcp, rocksalt, …)", "entries": "a list of [formula, number] entries",
 }  # fmt: skip
 _RETURNS = {"float": "a number", "int": "an integer", "bool": "true or false", "str": "a text", "list": "a list", "any": "a value"}
 _BOUNDS = {"exclusiveMinimum": ">", "minimum": "≥", "exclusiveMaximum": "<", "maximum": "≤"}

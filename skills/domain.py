@@ -33,6 +33,7 @@ from typing import Any
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.documents import Skill
 from skills.params import ParameterError, params_text, validate_params
+from skills.structures import BUILT
 
 __all__ = [
     "ENTITY_KINDS", "NUMBER_KINDS", "OutsideDomain", "parameter_kind", "same_value", "value_problem", "changed_substances",
@@ -98,6 +99,8 @@ def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
         default = str(prop.get("default"))
         if prop.get("derives") and _stoichiometry(str(value)) != _stoichiometry(default):
             return f"the skill uses the elements of {name} by position, verified on {default}; {value} has another make-up"
+    if kind == "structure" and value not in BUILT:
+        return f"{value!r} is not a structure type ase's bulk builds ({', '.join(sorted(BUILT))}), and {name} takes one"
     if kind == "entries":
         rows = value if isinstance(value, list) else []
         bad = [row for row in rows if not _entry(row)]
@@ -132,10 +135,12 @@ def _entry(row: Any) -> bool:
 
 
 def changed_substances(properties: dict[str, dict[str, Any]], params: Mapping[str, Any]) -> list[str]:
-    """The substance parameters ``params`` gives another value than the verified default, in the schema's order."""
+    """The substance parameters ``params`` gives another value than the verified default, in the schema's order; a
+    crystal structure type counts as part of the substance (bcc copper is not the verified fcc copper)."""
     return [
         name for name, prop in properties.items()
-        if name in params and (kind := parameter_kind(prop)) in ENTITY_KINDS and not same_value(kind, params[name], prop.get("default"))
+        if name in params and (kind := parameter_kind(prop)) in (*ENTITY_KINDS, "structure")
+        and not same_value(kind, params[name], prop.get("default"))
     ]  # fmt: skip
 
 

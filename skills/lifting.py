@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
 from skills.numeric import entry_pairs, pair_mentions
+from skills.structures import BUILT, structure_mentions
 
 if TYPE_CHECKING:
     from skills.signatures import ParameterNames
@@ -323,7 +324,16 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)
     lifted: dict[int, Lifted] = {} if table is None else {table.mention.start: table}  # by mention start
     skipped: list[str] = []
+    # A structure type is lifted only from a script whose arithmetic holds no number that may be the structure's own
+    # (the 4 atoms of an fcc cell in ``a = (4 * v0) ** (1 / 3)``).
+    named = structure_mentions(question) if not any(s.arithmetic and s.value not in (0, 1) for s in sites) else []
     for site in sites:
+        if isinstance(site.value, str) and site.value in BUILT:  # bulk("Mg", "hcp", ...) for "hcp magnesium"
+            said = [m for m in named if m.name == site.value]
+            if said and len({m.name for m in named}) == 1:
+                mention = Mention(said[0].text, said[0].start, "name")
+                lifted.setdefault(mention.start, Lifted("", "structure", site.value, mention, question)).sites.append((site, None))
+            continue
         direct = _pick(site.value, mentions)
         if len(direct) > 1 and max(b.start - a.end for a, b in itertools.pairwise(direct)) > 40:
             skipped.append(f"{site.value!r}: stated more than once, in different places")
@@ -364,6 +374,8 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     for entry in ordered:
         site = entry.sites[0][0]
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else _table_name(entry) if entry.kind == "entries" else None
+        if entry.kind == "structure":
+            base = "crystal_structure"  # a script's own "structure" is often the pymatgen Structure
         if base is None and site.assigned and len(entry.sites) == 1:
             base = site.assigned  # x = 2.5 becomes x = x: the parameter keeps the script's own name
             taken.discard(base)
@@ -440,7 +452,7 @@ def _per_element(tree: ast.Module, entry: Lifted) -> PerElement | None:
 def _needs_signature(entry: Lifted, aliases: dict[str, str]) -> bool:
     """Whether naming ``entry`` may take its function's signature: a value passed by position, named by nothing before it."""
     site = entry.sites[0][0]
-    if entry.kind in ("formula", "element", "smiles", "entries") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
+    if entry.kind in ("formula", "element", "smiles", "entries", "structure") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
         return False
     return site.position is not None and _call_target(site.call, aliases) is not None
 
@@ -469,7 +481,7 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
     """The JSON-schema property of a lifted parameter, with its kind, the question's words for it and its bounds."""
     kind = entry.kind
     prop: dict[str, Any] = {
-        "type": {"formula": "string", "element": "string", "smiles": "string", "integer": "integer", "entries": "array"}.get(kind, "number"),
+        "type": {"formula": "string", "element": "string", "smiles": "string", "structure": "string", "integer": "integer", "entries": "array"}.get(kind, "number"),
         "default": entry.default,
         "kind": kind,
         "source": _phrase(entry.question, entry.mention),
@@ -479,6 +491,8 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
     }
     if entry.mention.unit:
         prop["unit"] = entry.mention.unit
+    if kind == "structure":  # a crystal structure type ase's bulk builds
+        prop["enum"] = sorted(BUILT)
     if kind == "entries":  # [formula, number] pairs, at least two
         prop["items"] = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "minItems": 2, "maxItems": 2}
         prop["minItems"] = 2

@@ -261,6 +261,15 @@ def _formula_variants(formula: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if f != formula))
 
 
+# Structure types to try in place of one: others of as many elements that ase's bulk builds the same way.
+_OTHER_STRUCTURES = {
+    "fcc": ("bcc", "sc"), "bcc": ("fcc", "sc"), "sc": ("fcc", "bcc"), "hcp": ("fcc", "bcc"), "bct": ("fcc", "hcp"),
+    "diamond": ("fcc", "bcc"), "rhombohedral": ("fcc", "bcc"), "rocksalt": ("zincblende", "cesiumchloride"),
+    "zincblende": ("rocksalt", "cesiumchloride"), "cesiumchloride": ("rocksalt", "zincblende"), "wurtzite": ("zincblende", "rocksalt"),
+    "fluorite": ("rocksalt", "zincblende"),
+}  # fmt: skip
+
+
 def perturbed(kind: str, value: Any) -> list[Any]:
     """A few other valid values of the same kind next to ``value``, to try in turn.
 
@@ -277,6 +286,8 @@ def perturbed(kind: str, value: Any) -> list[Any]:
         return _formula_variants(value)[:TRIES]
     if kind == "smiles" and isinstance(value, str):
         return [s for s in (value + "C", value + "O", "C" + value) if canonical_smiles(s)][:TRIES]
+    if kind == "structure" and isinstance(value, str):
+        return [s for s in _OTHER_STRUCTURES.get(value, ("fcc", "bcc")) if s != value][:TRIES]
     if kind == "entries" and isinstance(value, list):  # each number scaled; the last entry left out
         return [[[f, round(n * 1.1, 12)] for f, n in value], *([value[:-1]] if len(value) > 2 else [])]
     return []

@@ -323,7 +323,7 @@ def test_another_substance_must_be_said_to_have_the_structure_the_skill_builds()
         "What is the density (unit: g/cm^3) of rock-salt NaCl with a = 5.64 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
     )
     # CsCl is not rock-salt: the skill would build the wrong crystal (15.96 for 3.99 g/cm^3).
-    declines(skill, "What is the density (unit: g/cm^3) of CsCl with a = 4.123 Å, computed with pymatgen?", "builds the rock-salt structure")
+    declines(skill, "What is the density (unit: g/cm^3) of CsCl with a = 4.123 Å, computed with pymatgen?", "builds the rocksalt structure")
     assert bind(skill, "density of KCl (rock salt, a = 6.293 Å) in g cm^-3 with pymatgen").params == {"formula": "KCl", "a": 6.293}
     assert bind(skill, "What is the density (unit: g/cm^3) of NaCl with a = 5.70 Å, with pymatgen?").params == {"formula": "NaCl", "a": 5.7}
 

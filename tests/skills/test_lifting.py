@@ -28,13 +28,13 @@ def test_the_n2_script_becomes_run_formula_with_the_atom_derived_from_it():
 
 def test_parameters_are_named_from_their_use():
     draft = lift_script(LINSPACE, [LINSPACE_QUERY], known)
-    assert {k: v["default"] for k, v in draft.parameters.items()} == {"start": 3.5, "stop": 3.7, "num": 11, "element": "Cu"}
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {"start": 3.5, "stop": 3.7, "num": 11, "element": "Cu", "crystal_structure": "fcc"}
     assert draft.parameters["num"]["kind"] == "integer"
 
 
 def test_without_the_functions_signatures_a_parameter_is_named_from_the_question():
     draft = lift_script(LINSPACE, [LINSPACE_QUERY])
-    assert {k: v["default"] for k, v in draft.parameters.items()} == {"value": 3.5, "value_2": 3.7, "steps": 11, "element": "Cu"}
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {"value": 3.5, "value_2": 3.7, "steps": 11, "element": "Cu", "crystal_structure": "fcc"}
 
 
 def test_a_constant_the_question_does_not_state_stays_a_constant():
@@ -59,7 +59,7 @@ def test_a_value_stated_twice_in_different_places_is_not_lifted():
 def test_one_stated_value_used_twice_in_the_script_becomes_one_parameter():
     code = "import json\nfrom ase import Atoms\nfrom ase.build import bulk\nx = Atoms('Na')\ny = bulk('Na', 'bcc', a=4.23)\nprint(json.dumps(len(x) + len(y)))\n"
     draft = lift_script(code, ["Count the atoms of a sodium atom and bcc sodium with a = 4.23 Å. Return an integer."])
-    assert list(draft.parameters) == ["element", "a"] and "Atoms(element)" in draft.code and "bulk(element, " in draft.code
+    assert list(draft.parameters) == ["element", "crystal_structure", "a"] and "Atoms(element)" in draft.code and "bulk(element, " in draft.code
 
 
 def test_file_names_keywords_of_the_output_and_docstrings_are_not_lifted():
@@ -144,3 +144,25 @@ def test_a_term_used_otherwise_keeps_the_formulas_make_up():
     for script in (TWICE_THE_ATOM.replace("2 * e_n - e_n2", "2 * e_n - e_n2 + e_n"), TWICE_THE_ATOM.replace("2 * e_n", "3 * e_n")):
         draft = lift_script(script, ["What is the EMT atomization energy of a nitrogen molecule? Return a float."])
         assert draft.parameters["formula"]["derives"] == "elements" and "_term" not in draft.code
+
+
+CRYSTAL_SYSTEM = (
+    "import json\nfrom ase.build import bulk\nfrom pymatgen.io.ase import AseAtomsAdaptor\nfrom pymatgen.symmetry.analyzer import SpacegroupAnalyzer\n"
+    'structure = AseAtomsAdaptor.get_structure(bulk("Mg", "hcp", a=3.21, c=5.21))\n'
+    "print(json.dumps(SpacegroupAnalyzer(structure).get_crystal_system()))\n"
+)
+FCC_FROM_VOLUME = (
+    "import json\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\n"
+    'atoms = bulk("Cu", "fcc", a=3.6); atoms.calc = EMT()\n'
+    "print(json.dumps(round((4 * atoms.get_volume()) ** (1 / 3), 4)))\n"
+)
+
+
+def test_a_structure_type_the_question_names_becomes_a_parameter_unless_the_arithmetic_may_be_its_own():
+    draft = lift_script(CRYSTAL_SYSTEM, ["Which crystal system does spglib assign to hcp magnesium with a = 3.21 Å and c = 5.21 Å?"])
+    structure = draft.parameters["crystal_structure"]
+    assert (structure["default"], structure["kind"], structure["source"]) == ("hcp", "structure", "hcp")
+    assert "bct" in structure["enum"] and "bulk(element, crystal_structure, a=a, c=c)" in draft.code
+    # the 4 atoms of the fcc cell in (4 V)^(1/3): another structure would need another number, so fcc stays fixed
+    fixed = lift_script(FCC_FROM_VOLUME, ["What is the lattice constant of fcc copper from the EMT volume of a cell with a = 3.6 Å?"])
+    assert "crystal_structure" not in fixed.parameters and "'fcc'" in fixed.code

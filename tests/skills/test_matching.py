@@ -155,7 +155,6 @@ def test_plus_minus_restates_factors_the_verified_question_stated_as_constants()
         (MOLWT, "What monoisotopic molecular weight (unit: g/mol) does RDKit give for aspirin, CC(=O)Oc1ccccc1C(=O)O?", "monoisotopic"),
         (AROMATIC, "How many heavy atoms does naphthalene (c1ccc2ccccc2c1) have in RDKit? Return an integer.", "heavy"),
         (LJ_DIMER, "Relax a dimer with ASE's Morse potential from 1.5 Å apart to fmax = 1e-5 eV/Å: the final separation (unit: Å)?", "morse"),
-        (COHESIVE, "Cohesive energy (unit: eV/atom) of bcc Fe at a = 2.87 Å with ASE's EMT?", "bcc"),
         (MOLWT, "What is the exact mass (unit: g/mol) of aspirin, CC(=O)Oc1ccccc1C(=O)O, in RDKit?", "exact"),
         (TPSA, "How many rotatable bonds does ethanol (CCO) have in RDKit? Return a float.", "rotatable"),
         (ROCKSALT, "Density (unit: g/cm^3) of zincblende NaCl with a = 5.64 Å, computed with pymatgen?", "zincblende"),
@@ -184,9 +183,9 @@ def test_what_is_asked_must_be_what_the_skill_computes_however_ordinary_the_word
     ("skill", "query", "params"),
     [
         # "effective-medium-theory" is EMT, "lattice parameter" the lattice constant
-        (COHESIVE, "Estimate the cohesive energy (unit: eV/atom) of nickel (fcc, lattice parameter 3.52 Å) with ASE's effective-medium-theory calculator.", {"element": "Ni", "a": 3.52}),
+        (COHESIVE, "Estimate the cohesive energy (unit: eV/atom) of nickel (fcc, lattice parameter 3.52 Å) with ASE's effective-medium-theory calculator.", {"element": "Ni", "crystal_structure": "fcc", "a": 3.52}),
         # a range goes to the two ends the verified question stated as one
-        (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "start": 4.0, "stop": 4.2, "num": 11}),
+        (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "crystal_structure": "fcc", "start": 4.0, "stop": 4.2, "num": 11}),
         # the nearest of the verified words decides: the cutoff is 10.0, the start 1.5
         (LJ_DIMER, "Relax a Lennard-Jones dimer in ASE (sigma = 1.0 Å, epsilon = 1.0 eV, cutoff 10.0 Å) starting 1.5 Å apart, down to fmax = 1e-5 eV/Å: what separation (unit: Å) do you end up with?", {"rc": 10.0, "fmax": 1e-05, "positions": 1.5}),
         # the question states the same numbers as the verified one, in the same places
@@ -223,7 +222,7 @@ def test_a_question_that_denies_what_the_skill_computes_declines(skill, query, r
 def test_a_denied_word_is_what_an_un_word_of_the_skill_says():
     vacancy = library_skill("ase_emt_cu_vacancy_formation")
     query = "Vacancy formation energy (unit: eV) of fcc Ni (a = 3.52 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, no relaxation."
-    assert bind(vacancy, query).params == {"supercell": 3, "element": "Ni", "a": 3.52}  # "no relaxation" is the skill's "unrelaxed"
+    assert bind(vacancy, query).params == {"supercell": 3, "element": "Ni", "crystal_structure": "fcc", "a": 3.52}  # "no relaxation" is the skill's "unrelaxed"
 
 
 def test_a_pronoun_is_never_what_a_question_asks_for():
@@ -332,6 +331,44 @@ def test_a_list_of_entries_binds_whole_for_another_system(skill, query, params):
 )
 def test_a_list_of_entries_asked_otherwise_declines(skill, query, reason):
     declines(skill, query, reason)
+
+
+# -- a structure type is a value: another one binds where the question names it, with the numbers that belong to it ------
+
+SPACEGROUP_CODE = library_skill("spglib_spacegroup_nacl")
+COHESIVE_CODE = library_skill("ase_emt_al_cohesive_energy")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        (SPACEGROUP_CODE, "What space group (international symbol) does spglib find for zincblende GaAs with a = 5.653 Å? Return a string.",
+         {"formula": "GaAs", "crystal_structure": "zincblende", "a": 5.653}),
+        (COHESIVE_CODE, "What is the cohesive energy (unit: eV/atom) of body-centred cubic aluminium with a = 3.23 Å according to ASE's EMT calculator?",
+         {"element": "Al", "crystal_structure": "bcc", "a": 3.23}),
+    ],
+)  # fmt: skip
+def test_another_structure_type_binds_where_the_question_names_it(skill, query, params):
+    assert bind(skill, query).params == params
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # another structure of the same element is another substance: the verified lattice constant does not belong to it
+        (COHESIVE_CODE, "What is the cohesive energy (unit: eV/atom) of bcc aluminium according to ASE's EMT calculator?", "does not state a"),
+        (COHESIVE_CODE, "Cohesive energy (unit: eV/atom) of aluminium with a = 3.23 Å in the bcc rather than the fcc structure, with ASE's EMT?", "fcc"),
+        (COHESIVE_CODE, "Cohesive energy (unit: eV/atom) of aluminium with a = 3.23 Å, in the bcc structure and in the fcc one, with ASE's EMT?", "which structure"),
+        (SPACEGROUP_CODE, "What is the international space-group symbol of perovskite SrTiO3 with a = 3.905 Å, as found by spglib?", "perovskite"),
+    ],
+)
+def test_a_structure_type_asked_otherwise_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_a_question_asking_for_a_value_in_a_unit_never_gets_a_name():
+    crystal_system = SPACEGROUP_CODE.model_copy(update={"output_type": "str", "unit": None})
+    declines(crystal_system, "rock-salt NaCl, a = 5.64 Å: unit cell volume in Å^3 via spglib, 4 dp", "asks for a value in Å\\^3")
 
 
 def test_a_molecule_named_right_before_its_smiles_is_named_whatever_the_name_database_knows():

@@ -16,7 +16,7 @@ def check(code, question, expected):
 
 def test_an_unstated_constant_that_changes_the_answer_is_a_hidden_input(workspace):
     report = check(CU_ENERGY, "What is the EMT energy per atom (unit: eV) of fcc copper? Return a float rounded to 4 decimal places.", -0.0067)
-    assert report.error is None and report.kept == ["element"]
+    assert report.error is None and report.kept == ["element", "crystal_structure"]  # bcc copper has another energy
     assert report.hidden_inputs == ["3.6 in bulk(a=)"]
 
 

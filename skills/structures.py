@@ -1,0 +1,68 @@
+"""Crystal structure types as a question names them ("body-centred tetragonal", "zinc-blende") and as ASE builds them.
+
+>>> [(m.name, m.text) for m in structure_mentions("GaAs in the zinc-blende structure, not rock salt")]
+[('zincblende', 'zinc-blende'), ('rocksalt', 'rock salt')]
+>>> structures("hcp magnesium with a = 3.21 Å")
+{'hcp'}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["STRUCTURES", "BUILT", "StructureMention", "structure_mentions", "structures"]
+
+STRUCTURES = {
+    "fcc": r"fcc|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp",
+    "bcc": r"bcc|body[- ]cent(?:er|re)d[- ]cubic",
+    "bct": r"bct|body[- ]cent(?:er|re)d[- ]tetragonal",
+    "hcp": r"hcp|hexagonal close[- ]packed",
+    "sc": r"simple[- ]cubic|primitive[- ]cubic",
+    "diamond": r"diamond(?:[- ]cubic)?(?:[- ](?:structure|lattice))?",
+    "rocksalt": r"rock[- ]?salt|halite|nacl[- ]type|b1",
+    "zincblende": r"zinc[- ]?blende|sphalerite|b3",
+    "wurtzite": r"wurtzite|b4",
+    "cesiumchloride": r"c(?:ae|e)sium chloride[- ]type|cscl[- ]type|b2",
+    "fluorite": r"fluorite|caf2[- ]type|c1",
+    "rhombohedral": r"rhombohedral",
+    "perovskite": r"perovskite",
+    "rutile": r"rutile",
+    "spinel": r"spinel",
+}
+"""Each structure type, by the name ASE's ``bulk`` builds it with where it builds it, and the ways a question writes it."""
+
+BUILT = frozenset({"fcc", "bcc", "bct", "hcp", "sc", "diamond", "rocksalt", "zincblende", "wurtzite", "cesiumchloride", "fluorite", "rhombohedral"})
+"""The structure types ``ase.build.bulk`` builds (its ``crystalstructure``)."""
+
+_PATTERN = re.compile("|".join(rf"(?P<{name}>{pattern})" for name, pattern in STRUCTURES.items()), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class StructureMention:
+    """A structure type named in a text: its name (``zincblende``) and the words as written."""
+
+    name: str
+    text: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+def structure_mentions(text: str) -> list[StructureMention]:
+    """Every structure type ``text`` names, in order."""
+    found = []
+    for match in _PATTERN.finditer(text):
+        before, after = text[match.start() - 1 : match.start()], text[match.end() : match.end() + 1]
+        if (before and (before.isalnum() or before in "-_")) or (after and (after.isalnum() or after == "_")):
+            continue  # a word that only contains one ("b1" of "sb1", "fcc111")
+        name = next(key for key, value in match.groupdict().items() if value is not None)
+        found.append(StructureMention(name, match.group(), match.start()))
+    return found
+
+
+def structures(text: str) -> set[str]:
+    """The structure types ``text`` names."""
+    return {m.name for m in structure_mentions(text)}
