@@ -42,6 +42,7 @@ from skills.meaning import (
     other_order,
     other_superlative,
     other_units,
+    own_formula,
     reversed_sense,
     uneven_repeat,
     unexplained_qualifiers,
@@ -62,7 +63,7 @@ from skills.numeric import (
     units_differ,
 )  # fmt: skip
 from skills.retrieval import split_name
-from skills.structures import StructureMention, structure_mentions, structures
+from skills.structures import StructureMention, structure_mentions, structures, unknown_structure
 from skills.substances import (
     BindingDeclined,
     assign_described,
@@ -238,6 +239,7 @@ def bind(skill: Skill, query: str) -> Binding:
         reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query)
         or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
+        or own_formula(verified_texts, query)
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)
@@ -254,7 +256,10 @@ def bind(skill: Skill, query: str) -> Binding:
 
     binding = Binding()
     if tables:
-        _bind_entries(binding, tables, properties, asked_pairs)
+        _bind_entries(binding, tables, properties, asked_pairs, query)
+    strange = unknown_structure(query) if structures(verified) else None
+    if strange:  # "the A15 structure": not one this skill was verified on, nor one it can be told to build
+        raise BindingDeclined(f"the question names a structure ({strange}) this skill does not know")
     if named:
         _bind_structure(binding, structure_params, properties, named)
     structure = None if named else _structure_unsaid(verified, query)
@@ -272,6 +277,9 @@ def bind(skill: Skill, query: str) -> Binding:
     if structure and any(_reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     _bind_defaults(binding, properties, kinds, query, skill.tunables, free)
+    isomer = _another_isomer(skill.code, binding, query)
+    if isomer:
+        raise BindingDeclined(isomer)
     problems = domain_problems(skill, binding.params, unset="the question does not state")  # a hidden constant; a list without its compound
     if problems:
         raise BindingDeclined(problems[0])
@@ -311,13 +319,20 @@ def _bind_substances(
     return left
 
 
-def _bind_entries(binding: Binding, tables: list[str], properties: dict[str, dict[str, Any]], pairs: list[tuple[Mention, Mention]]) -> None:
+def _bind_entries(
+    binding: Binding, tables: list[str], properties: dict[str, dict[str, Any]], pairs: list[tuple[Mention, Mention]], query: str
+) -> None:
     """Give the skill's one list of entries the (substance, number) entries the question lists, else decline."""
     if len(tables) > 1:
         raise BindingDeclined(f"cannot tell which list of entries the question gives: {' or '.join(tables)}")
     name = tables[0]
     if not pairs:
         raise BindingDeclined(f"the question lists no entries for {name} (a substance and its number each, as in {properties[name].get('source')!r})")
+    for substance, number in pairs:  # "Li2O2 -1.4 per atom", "LiO2 -231.6 kJ/mol", "(per two formula units)": not the list's basis
+        after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
+        rest = after.group() if after else query[number.end :]
+        if (number.unit and number.unit != "eV") or not re.fullmatch(r"\s*(?:eV)?\s*(?:\(?\s*per\s+formula\s+unit(?:\s+as\s+written)?\s*\)?)?\s*", rest):
+            raise BindingDeclined(f"the question gives {substance.text} {number.text}{rest.rstrip()}, not as the other entries are given")
     value: list[JsonValue] = [[substance.formula or substance.element or substance.text, number.number] for substance, number in pairs]
     _check_value(name, properties[name], value)
     binding.params[name] = value
@@ -332,6 +347,25 @@ def _bind_structure(binding: Binding, names: list[str], properties: dict[str, di
     _check_value(names[0], properties[names[0]], kinds[0])
     binding.params[names[0]] = kinds[0]
     binding.bound.append(BoundValue(name=names[0], value=kinds[0], words=named[0].text))
+
+
+def _another_isomer(code: str, binding: Binding, query: str) -> str | None:
+    """Why a molecule the question names is not the one ``ase.build.molecule(formula)`` builds (cyclopentene, C5H8: ase
+    builds spiropentane), or None."""
+    for bound in binding.bound:
+        if not re.search(rf"\bmolecule\(\s*{re.escape(bound.name)}\s*\)", code) or not isinstance(bound.value, str):
+            continue
+        from ase.data.g2 import data
+
+        entry: dict[str, Any] = data.get(bound.value, {})  # type: ignore[assignment]  # ase's table of molecules
+        built = re.search(r"\(([^)]+)\)", str(entry.get("name", "")))
+        names = [w.strip().lower() for w in bound.words.split(" / ") if w.strip() and w.strip() != bound.value]
+        before = re.search(rf"\b(?:of|for|is|the|a|an)\s+((?:[\w',-]+\s+){{0,3}}?[\w',-]+?),?\s*[(:]?\s*{re.escape(bound.value)}\b", query)
+        if before and before.group(1).lower() not in ("molecule", "molecular", "gas", "gaseous", "free", "isolated"):
+            names.append(before.group(1).lower())  # "cyclopentene, C5H8", "Dewar benzene (C6H6)", "1,3-pentadiene, C5H8"
+        if built and any(n != built.group(1).lower() for n in names):
+            return f"ase builds {bound.value} as {built.group(1)}; the question names {names[0]}"
+    return None
 
 
 def _other_substances(free: list[Mention] | None, binding: Binding, properties: dict[str, dict[str, Any]]) -> list[str]:

@@ -43,12 +43,12 @@ from skills.mentions import GENERIC_WORDS, Mention
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical
 from skills.units import normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
     "complement ignore ignores ignoring ignored neglect neglecting excluding exclude excludes except disregarding disregard "
-    "unlike minus".split()
+    "unlike minus replace replacing replaced substitute substituting substituted substitution doped doping".split()
 )
 """Ordinary words that turn what is asked around or leave part of it out: a skill answers with one only when verified on it."""
 
@@ -284,4 +284,19 @@ def fixed_setting(verified: str, context: Iterable[Mention], query: str, fresh: 
         constant = fixed.get(named.group(1).lower()) if named else None
         if mention.kind == "number" and constant is not None and constant.number != mention.number:
             return f"the question sets {named.group(1)} to {mention.text}; the skill was verified with {constant.text}, which its code fixes"  # type: ignore[union-attr]
+    return None
+
+
+_EQUATION = re.compile(r"\b[EGHF](?:_\w+)?\s*\([^()=]{1,20}\)\s*[-+*/]|[-+*/]\s*[EGHF](?:_\w+)?\s*\([^()=]{1,20}\)|\b[EGHF]_?\w*\s*=\s*[EGHF]\w*\s*\(")
+"""An energy written as a formula of other energies: "E(N-1) - E(N)", "E_f = E(...)" (never a SMILES: no "=" inside)."""
+
+
+def own_formula(verified: Sequence[str], query: str) -> str | None:
+    """An equation the question writes for what to compute ("E_f = E(N-1) + E_atom - E(N)") where no verified question
+    wrote one: the skill computes its own, which may not be that one."""
+    said = [re.sub(r"\s+", "", text) for text in verified]
+    for written in _EQUATION.finditer(query):
+        equation = re.split(r"[?;]|,\s|\.\s", query[written.start() : written.start() + 60])[0].rstrip(").")
+        if not any(re.sub(r"\s+", "", equation) in text for text in said):
+            return f"the question writes its own formula ({equation.strip()}), which this skill was not verified to follow"
     return None

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRUCTURES", "BUILT", "StructureMention", "structure_mentions", "structures"]
+__all__ = ["STRUCTURES", "BUILT", "StructureMention", "structure_mentions", "structures", "unknown_structure"]
 
 STRUCTURES = {
-    "fcc": r"fcc|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp",
-    "bcc": r"bcc|body[- ]cent(?:er|re)d[- ]cubic",
+    "fcc": r"fcc|f\.c\.c\.?|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp|(?-i:A1)|copper[- ]type|(?-i:Cu)[- ]type",
+    "bcc": r"bcc|b\.c\.c\.?|body[- ]cent(?:er|re)d[- ]cubic|(?-i:A2)|tungsten[- ]type|(?-i:W)[- ]type|(?:α|alpha)[- ](?:fe|iron)(?:[- ]type)?",
     "bct": r"bct|body[- ]cent(?:er|re)d[- ]tetragonal",
-    "hcp": r"hcp|hexagonal close[- ]packed",
+    "hcp": r"hcp|h\.c\.p\.?|hexagonal close[- ]packed|(?-i:A3)|magnesium[- ]type|(?-i:Mg)[- ]type",
     "sc": r"simple[- ]cubic|primitive[- ]cubic",
-    "diamond": r"diamond(?:[- ]cubic)?(?:[- ](?:structure|lattice))?",
+    "diamond": r"diamond(?:[- ]cubic)?(?:[- ](?:structure|lattice))?|(?-i:A4)",
     "rocksalt": r"rock[- ]?salt|halite|nacl[- ]type|b1",
     "zincblende": r"zinc[- ]?blende|sphalerite|b3",
     "wurtzite": r"wurtzite|b4",
@@ -66,3 +66,23 @@ def structure_mentions(text: str) -> list[StructureMention]:
 def structures(text: str) -> set[str]:
     """The structure types ``text`` names."""
     return {m.name for m in structure_mentions(text)}
+
+
+_NAMED_TYPE = re.compile(
+    r"([\w.-]+)[- ]type\b"  # "Cr3Si-type", "tungsten-type"
+    r"|\b((?-i:[A-L]\d{1,2})(?:_\w+)?)\s+(?:structure|phase)\b"  # Strukturbericht: "the A15 structure"
+    r"|\b((?:α|β|γ|alpha|beta|gamma)[- ]?\w*)\s+(?:structure|phase)\b",  # "the α-Fe structure", "the beta phase"
+    re.IGNORECASE,
+)
+_ORDINARY = frozenset("the a an same this its crystal crystalline cubic bulk unit their that which given relaxed ideal conventional primitive n p".split())
+
+
+def unknown_structure(text: str) -> str | None:
+    """A structure the text names in a way the table does not know ("the A15 structure", "the Cr3Si-type"), or None."""
+    known = structure_mentions(text)
+    for match in _NAMED_TYPE.finditer(text):
+        word = match.group(1) or match.group(2) or match.group(3)
+        if word.lower() in _ORDINARY or any(m.start <= match.start() < m.end or match.start() <= m.start < match.end() for m in known):
+            continue
+        return match.group().strip()
+    return None

@@ -366,6 +366,50 @@ def test_a_structure_type_asked_otherwise_declines(skill, query, reason):
     declines(skill, query, reason)
 
 
+# -- what an attack found: an entry in another basis, another isomer, a structure by another name, a formula of its own --
+
+ATOMIZATION_CODE = library_skill("ase_emt_atomization_n2")
+VACANCY_CODE = library_skill("ase_emt_cu_vacancy_formation")
+LI_O_ASK = "how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen."
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        (EHULL, f"Given these total energies: Li 0.0 eV/atom, O2 0.0 eV/atom, Li2O -6.0, Li2O2 -1.4 eV/atom, LiO2 -2.4, {LI_O_ASK}", "not as the other entries"),
+        (EHULL, f"Given these total energies (eV per formula unit unless noted): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -1.4 per atom, LiO2 -2.4, {LI_O_ASK}", "per atom"),
+        (EHULL, f"Given these total energies (eV per formula unit): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -11.2 (per two formula units), LiO2 -2.4, {LI_O_ASK}", "two formula units"),
+        (EHULL, f"Given these total energies (per formula unit): Li 0.0 eV, O2 0.0 eV, Li2O -6.0 eV, Li2O2 -5.6 eV, LiO2 -231.6 kJ/mol, {LI_O_ASK}", "not as the other entries"),
+        (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of cyclopentene, C5H8, using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first.", "spiropentane"),
+        (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of 1,3-pentadiene, C5H8, with ASE's EMT calculator after relaxing it to fmax=0.01 eV/Å.", "spiropentane"),
+        (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of Dewar benzene (C6H6) using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first.", "as benzene"),
+        (COHESIVE_CODE, "What is the cohesive energy (unit: eV/atom) of Cu in the A15 structure with a = 4.6 Å according to ASE's EMT calculator?", "A15 structure"),
+        (VACANCY_CODE, "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, "
+         "taking the removed atom to the free atom (E_f = E(N-1) + E_atom - E(N))?", "its own formula"),
+        (library_skill("spglib_symmetry_operations_si"), "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with "
+         "a = 5.431 Å after replacing one Si atom by Ge? Return an integer.", "replacing"),
+    ],
+)  # fmt: skip
+def test_what_an_attack_found_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+@pytest.mark.parametrize(
+    ("query", "structure"),
+    [("Cu in the A2 (tungsten-type) structure", "bcc"), ("b.c.c. copper", "bcc"), ("Ni in the A3 (magnesium-type) structure", "hcp"), ("Ag in the Mg-type structure", "hcp")],
+)
+def test_a_structure_is_read_by_its_other_names(query, structure):
+    from skills.structures import structures
+
+    assert structures(query) == {structure}
+
+
+def test_the_molecule_ase_builds_for_a_formula_binds_by_its_name_or_formula():
+    query = "Calculate the atomization energy (unit: eV) of {} using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first."
+    assert bind(ATOMIZATION_CODE, query.format("benzene (C6H6)")).params["formula"] == "C6H6"
+    assert bind(ATOMIZATION_CODE, query.format("carbon monoxide (CO)")).params["formula"] == "CO"
+
+
 def test_a_question_asking_for_a_value_in_a_unit_never_gets_a_name():
     crystal_system = SPACEGROUP_CODE.model_copy(update={"output_type": "str", "unit": None})
     declines(crystal_system, "rock-salt NaCl, a = 5.64 Å: unit cell volume in Å^3 via spglib, 4 dp", "asks for a value in Å\\^3")
