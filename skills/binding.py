@@ -257,7 +257,11 @@ def bind(skill: Skill, query: str) -> Binding:
     binding = Binding()
     if tables:
         _bind_entries(binding, tables, properties, asked_pairs, query)
-    strange = unknown_structure(query) if structures(verified) else None
+    asked_structures, verified_structures = structures(query), structures(verified)
+    if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures:
+        shown = ", ".join(sorted(asked_structures))  # "copper in the A2 (bcc) structure" of a skill that builds fcc copper
+        raise BindingDeclined(f"the question asks about the {shown} structure; the skill builds {', '.join(sorted(verified_structures))}")
+    strange = unknown_structure(query) if verified_structures else None
     if strange:  # "the A15 structure": not one this skill was verified on, nor one it can be told to build
         raise BindingDeclined(f"the question names a structure ({strange}) this skill does not know")
     if named:
@@ -331,7 +335,7 @@ def _bind_entries(
     for substance, number in pairs:  # "Li2O2 -1.4 per atom", "LiO2 -231.6 kJ/mol", "(per two formula units)": not the list's basis
         after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
         rest = after.group() if after else query[number.end :]
-        if (number.unit and number.unit != "eV") or not re.fullmatch(r"\s*(?:eV)?\s*(?:\(?\s*per\s+formula\s+unit(?:\s+as\s+written)?\s*\)?)?\s*", rest):
+        if (number.unit and number.unit != "eV") or re.search(r"/|per\s+(?!formula\s+unit)|\b(?:kj|kcal|mol|mev|ry|hartree|two|half|double|twice)\b", rest, re.I):
             raise BindingDeclined(f"the question gives {substance.text} {number.text}{rest.rstrip()}, not as the other entries are given")
     value: list[JsonValue] = [[substance.formula or substance.element or substance.text, number.number] for substance, number in pairs]
     _check_value(name, properties[name], value)

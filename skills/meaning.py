@@ -287,16 +287,41 @@ def fixed_setting(verified: str, context: Iterable[Mention], query: str, fresh: 
     return None
 
 
-_EQUATION = re.compile(r"\b[EGHF](?:_\w+)?\s*\([^()=]{1,20}\)\s*[-+*/]|[-+*/]\s*[EGHF](?:_\w+)?\s*\([^()=]{1,20}\)|\b[EGHF]_?\w*\s*=\s*[EGHF]\w*\s*\(")
-"""An energy written as a formula of other energies: "E(N-1) - E(N)", "E_f = E(...)" (never a SMILES: no "=" inside)."""
+
+
+_TERM = re.compile(
+    r"(?P<sign>[-+])?\s*(?:(?P<number>\d+(?:\.\d+)?)\s*\*?\s*|(?P<symbol>\([^()]*\)\s*/\s*\w+|\w+\s*/\s*\w+)\s*\*?\s*)?"
+    r"(?P<term>[EGHF](?:_\w+)?\s*\([^()]*\)|[EGHF]_\w+)"
+)
+
+
+def _shapes(text: str) -> list[tuple[str, str]]:
+    """Each equation of energies a text writes, as written and by its shape: the signed terms, coefficients that are numbers
+    dropped and a run of added terms as one ("E(C atom) + 4*E(H atom) - E(CH4)" and "2*E(N atom) - E(N2)" are both +T-T,
+    the atoms' energies less the molecule's; "E(N-1) - (N-1)/N E(N)" is +T-cT)."""
+    runs: list[list[re.Match[str]]] = []
+    for term in _TERM.finditer(text):
+        joined = runs and term.group("sign") and not text[runs[-1][-1].end() : term.start()].strip()
+        if joined:
+            runs[-1].append(term)
+        else:
+            runs.append([term])
+    found = []
+    for terms in (r for r in runs if len(r) > 1):
+        shape = ""
+        for term in terms:
+            token = (term.group("sign") or "+") + ("c" if term.group("symbol") else "") + ("T" if "(" in term.group("term") else "B")
+            if not (shape.endswith("+T") and token == "+T"):
+                shape += token
+        found.append((text[terms[0].start() : terms[-1].end()].strip(), shape))
+    return list(dict.fromkeys(found))
 
 
 def own_formula(verified: Sequence[str], query: str) -> str | None:
-    """An equation the question writes for what to compute ("E_f = E(N-1) + E_atom - E(N)") where no verified question
-    wrote one: the skill computes its own, which may not be that one."""
-    said = [re.sub(r"\s+", "", text) for text in verified]
-    for written in _EQUATION.finditer(query):
-        equation = re.split(r"[?;]|,\s|\.\s", query[written.start() : written.start() + 60])[0].rstrip(").")
-        if not any(re.sub(r"\s+", "", equation) in text for text in said):
-            return f"the question writes its own formula ({equation.strip()}), which this skill was not verified to follow"
+    """An equation the question writes for what to compute ("E_f = E(N-1) + E_atom - E(N)") of another shape than any a
+    verified question wrote: the skill computes its own, which may not be that one."""
+    said = {shape for text in verified for _, shape in _shapes(text)}
+    for equation, shape in _shapes(query):
+        if shape not in said:
+            return f"the question writes its own formula ({equation}), which this skill was not verified to follow"
     return None

@@ -384,6 +384,8 @@ LI_O_ASK = "how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen
         (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of 1,3-pentadiene, C5H8, with ASE's EMT calculator after relaxing it to fmax=0.01 eV/Å.", "spiropentane"),
         (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of Dewar benzene (C6H6) using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first.", "as benzene"),
         (COHESIVE_CODE, "What is the cohesive energy (unit: eV/atom) of Cu in the A15 structure with a = 4.6 Å according to ASE's EMT calculator?", "A15 structure"),
+        (library_skill("ase_emt_cu_lattice_constant"), "What is the equilibrium lattice constant (unit: Å) of copper in the A2 (tungsten-type) structure predicted by "
+         "ASE's EMT potential, from an equation-of-state fit over 11 evenly spaced lattice constants from 2.8 to 3.0 Å?", "the skill builds fcc"),
         (VACANCY_CODE, "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, "
          "taking the removed atom to the free atom (E_f = E(N-1) + E_atom - E(N))?", "its own formula"),
         (library_skill("spglib_symmetry_operations_si"), "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with "
@@ -402,6 +404,11 @@ def test_a_structure_is_read_by_its_other_names(query, structure):
     from skills.structures import structures
 
     assert structures(query) == {structure}
+
+
+def test_entries_with_the_lists_basis_said_after_them_bind():
+    query = "E(Mg) = -1.60 eV, E(O2) = -9.86 eV, E(MgO) = -12.05 eV (total energies per formula unit). What is the energy above hull of MgO? (unit: eV/atom)"
+    assert bind(EHULL, query).params["energies"] == [["Mg", -1.6], ["O2", -9.86], ["MgO", -12.05]]
 
 
 def test_the_molecule_ase_builds_for_a_formula_binds_by_its_name_or_formula():

@@ -84,3 +84,15 @@ def test_superlatives_orders_repeats_and_fixed_settings():
     assert fixed_setting(verified, context, query, [m for m in find_mentions(query) if m.number == 1.5])
     same = "Relax a Lennard-Jones dimer with sigma = 1.0 Å from 2.0 Å apart."
     assert fixed_setting(verified, context, same, [m for m in find_mentions(same) if m.number == 2.0]) is None
+
+
+def test_an_equation_of_the_same_shape_as_the_verified_one_binds_and_another_declines():
+    from skills.meaning import own_formula
+
+    atomization = ["Calculate it and compute 2*E(N atom) - E(N2). Return a float."]
+    assert own_formula(atomization, "atomization of CO, i.e. E(C atom) + E(O atom) - E(CO)?") is None  # the atoms less the molecule
+    assert own_formula(atomization, "for CH4: E(C atom) + 4*E(H atom) - E(CH4).") is None
+    vacancy = ["Delete atom 0 and return E(N-1) - (N-1)/N * E(N). Return a float."]
+    assert own_formula(vacancy, "the vacancy (E_f = E(N-1) - (N-1)/N E(N)) in Ni") is None
+    assert own_formula(vacancy, "with the removed atom taken to the free atom (E_f = E(N-1) + E_atom - E(N))?")
+    assert own_formula(["What is the TPSA of ethanol?"], "What is the TPSA of caffeine (CN1C=NC2=C1C(=O)N(C(=O)N2C)C)?") is None
