@@ -266,7 +266,7 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question names a structure ({strange}) this skill does not know")
     if named:
         _bind_structure(binding, structure_params, properties, named)
-    structure = None if named else _structure_unsaid(verified, query)
+    structure = None if named else _structure_unsaid(verified_structures, asked_structures)
     verified_lines, asked_lines = _lines(verified), _lines(query)
     if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
         lines = ", ".join(sorted(asked_lines))
@@ -486,10 +486,9 @@ def _reference_structure(substance: str) -> str | None:
     return str(state["symmetry"]) if state else None
 
 
-def _structure_unsaid(verified: str, query: str) -> str | None:
-    """A structure type the verified question names and this one does not (``fcc`` copper, asked of tungsten): for another
-    substance the skill may build the wrong crystal, so the question must say it (or name the same one)."""
-    said, asked = structures(verified), structures(query)
+def _structure_unsaid(said: set[str], asked: set[str]) -> str | None:
+    """A structure type the verified question names (``said``) and this one does not (``asked``): ``fcc`` copper, asked of
+    tungsten. For another substance the skill may build the wrong crystal, so the question must say it (or name the same one)."""
     missing = sorted(said - asked)
     return missing[0] if missing else None
 

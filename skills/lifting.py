@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skills.chemistry import canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.chemistry import canonical_smiles, formula_counts, formula_elements, is_element, is_formula, same_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
 from skills.numeric import entry_pairs, pair_mentions
 from skills.structures import BUILT, structure_mentions
@@ -413,8 +413,6 @@ def _per_element(tree: ast.Module, entry: Lifted) -> PerElement | None:
     derived = [site for site, index in entry.sites if index is not None]
     if entry.kind != "formula" or len(derived) != 1 or any(i not in (None, 0) for _, i in entry.sites):
         return None
-    from skills.chemistry import formula_counts
-
     counts = formula_counts(str(entry.default))
     if counts is None or len(counts) != 1:
         return None
