@@ -19,6 +19,23 @@ settings.load_profile("evoskill")
 
 
 @pytest.fixture(scope="session", autouse=True)
+def no_resident_services() -> Iterator[None]:
+    """Commands run in their own process unless a test asks for the workspace's resident service; every service a test
+    started is stopped when the session ends (none is left running after the suite)."""
+    import os
+
+    from flows.interfaces.service.client import stop_service
+    from flows.interfaces.service.place import read_records
+
+    os.environ["EVOSKILL_SERVICE"] = "false"
+    before = {record.pid for record in read_records()}
+    yield
+    for record in read_records():
+        if record.pid not in before:
+            stop_service(record.pid)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def prefect_harness() -> Iterator[None]:
     """Every test runs against one ephemeral Prefect API, with flow heartbeats off."""
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
@@ -94,6 +111,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package_cache: Pa
             monkeypatch.delenv(key)
     monkeypatch.setenv("EVOSKILL_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.setenv("EVOSKILL_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("EVOSKILL_SERVICE", "false")
     monkeypatch.setenv("EVOSKILL_PREFECT_API", "ephemeral")
     monkeypatch.setenv("EVOSKILL_SANDBOX_WALL_S", "60")
     monkeypatch.setenv("EVOSKILL_STORE", "memory")

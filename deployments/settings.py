@@ -84,6 +84,14 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_STRATEGIES),
         description="Debug branches, by name (tasks/debug_strategies/); the names are checked when a solve starts.",
     )
+    deep_path: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description=(
+            "Whether a question no skill answers goes to the code-writing path: auto: unless the model is the embedded "
+            "default (SmolLM2-135M, which does not write working code; its answer then says what to do instead); "
+            "always (evoskill solve --deep); never."
+        ),
+    )
     debug_max_attempts: int = Field(default=2, gt=0, description="Attempts per debug branch.")
     debug_agents: bool = Field(default=True, description="Run the parallel debug agents after a failed first execution.")
     self_reflection: bool = Field(
@@ -272,6 +280,20 @@ class Settings(BaseSettings):
         ),
     )
 
+    service: bool = Field(
+        default=True,
+        description=(
+            "The CLI's solve and skills list/show/run run in this workspace's resident service (started on demand, kept warm: "
+            "imports, Prefect client, store, executors); false: every command runs in its own process."
+        ),
+    )
+    service_idle_stop_s: float = Field(
+        default=900.0, ge=0, description="Stop the workspace's resident service after this many seconds without a command (0: never)."
+    )
+    service_start_timeout_s: float = Field(
+        default=90.0, gt=0, description="How long a command waits for the resident service to start before it runs in its own process."
+    )
+
     # --- People and agents ------------------------------------------------------------
     user: str = Field(
         default="local", pattern=r"^[\w.-]{1,64}$",
@@ -361,6 +383,12 @@ class Settings(BaseSettings):
     def admission_root(self) -> Path:
         """Folder of the lock files that bound concurrent solves (``deployments/admission.py``)."""
         return self.workspace.resolve() / "admission"
+
+    def writes_code(self) -> bool:
+        """Whether a question no skill answers is given to the model to write code for (``deep_path``)."""
+        if self.deep_path != "auto":
+            return self.deep_path == "always"
+        return not (self.llm_backend == "embedded" and self.embedded_model_path is None)
 
     def store_root(self) -> Path:
         """Folder of the file-backed store."""

@@ -92,6 +92,7 @@ def case_settings(base: Settings, system: BenchmarkSystem, run_id: str, rep: int
     lane = f"{system.name}-rep{rep}"
     workspace = base.workspace.resolve() / "bench" / run_id / lane
     update = {
+        "deep_path": "always",  # a benchmark measures the systems' code paths, whatever the model
         **system.overrides,
         "workspace": workspace,
         "store_path": workspace / "store",

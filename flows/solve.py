@@ -16,6 +16,7 @@ import base64
 import re
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from prefect import flow
@@ -155,9 +156,16 @@ def _last_code(t: SolveTrajectory) -> str | None:
 
 
 def _route(
-    request: SolveRequest, found: Recall | None, llm: LLMClient, store: SkillStore, settings: Settings, t: SolveTrajectory, accept_suggestion: bool
+    request: SolveRequest,
+    found: Recall | None,
+    model: Callable[[], LLMClient],
+    store: SkillStore,
+    settings: Settings,
+    t: SolveTrajectory,
+    accept_suggestion: bool,
 ) -> str:
-    """Answer through the best route, filling ``t``; returns the path taken."""
+    """Answer through the best route, filling ``t``; returns the path taken. ``model()`` gives the LLM client, made (and
+    the embedded server started) only when a route asks the model: a skill's answer never waits for it."""
     choice = choose_recalled(request, found, settings)
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
@@ -173,6 +181,9 @@ def _route(
             if t.skill_run.success:
                 return "skill"
             report("solve", "progress", f"the suggested {offer.skill_id} did not answer ({t.skill_run.error}); solving with code")
+    if not settings.writes_code():
+        return "none"
+    llm = model()
     if settings.triage_llm:
         reply = triage(request, llm)
         if reply.question:
@@ -187,6 +198,22 @@ def _route(
     outcome: DeepSolveOutcome = run_deep_solve(request, llm, settings)
     t.research, t.code_agent, t.debug, t.answer = outcome.research, outcome.code_agent, outcome.debug, outcome.answer
     return "deep"
+
+
+def _no_code_tried(found: Recall | None, settings: Settings) -> str:
+    """Why a question no skill answered got no code, in one paragraph a scientist reads: the closest skills, what to do."""
+    closest = [f"{m.skill.id} ({m.skill.description.splitlines()[0][:90]})" for m in (found.skills if found else [])[:3] if m.skill.description]
+    why = (
+        "the configured model (the embedded default, SmolLM2-135M) does not write working code"
+        if settings.deep_path == "auto"
+        else "the code-writing path is off (EVOSKILL_DEEP_PATH=never)"
+    )
+    return (
+        f"no learned skill answers this question, and {why}, so no code was tried. "
+        + (f"Closest skills: {'; '.join(closest)}. " if closest else "")
+        + "To answer it: use a stronger model (EVOSKILL_LLM_BACKEND=openai with OPENAI_BASE_URL and EVOSKILL_LLM_MODEL), "
+        "teach a skill (evoskill learn TASK.json), or let this model try anyway (evoskill solve --deep)."
+    )
 
 
 def _request(query: str, context: str, user: str) -> SolveRequest:
@@ -243,15 +270,25 @@ def run_solve(
     request = _request(query, conversation.history() if conversation else "", user)
     t = SolveTrajectory(request=request, result=SolveResult(success=False, session=session, flow_run_id=_flow_run_id()))
     path, error = "deep", None
+    clients = [llm] if llm is not None else []
+
+    def model() -> LLMClient:
+        if not clients:
+            clients.append(make_client(settings))
+        return clients[0]
+
     try:
-        llm = llm or make_client(settings)
         if settings.use_memory and settings.continuous_learning:
             t.recall = recall(request.query, store, settings, user)
         request.context = "\n\n".join(p for p in (t.recall.context() if t.recall else "", request.context) if p)
-        path = _route(request, t.recall, llm, store, settings, t, accept_suggestion)
+        path = _route(request, t.recall, model, store, settings, t, accept_suggestion)
+        if path == "none":
+            error = _no_code_tried(t.recall, settings)
+            report("solve", "failed", error)
     except LLMError as exc:
         error = str(exc)
         report("solve", "failed", error)
+    llm = clients[0] if clients else None
     skill_ok = t.skill_run is not None and t.skill_run.success
     answer: FinalAnswer | SkillRun | None = t.skill_run if skill_ok else t.answer
     result = t.result
@@ -307,6 +344,7 @@ def solve_flow(
     defer_learning: bool = False,
     inputs: list[str] | None = None,
     accept_suggestion: bool = False,
+    deep: bool = False,
 ) -> SolveResult:
     """Answer a scientific question: reuse a skill when one fits, otherwise write, run and debug code, then learn.
 
@@ -324,10 +362,11 @@ def solve_flow(
         inputs: Files or folders the question's code may read (read-only), besides the configured sandbox inputs.
         accept_suggestion: Answer through a recalled skill declined only for words it was not verified on (the solve's
             suggestion), teaching it the question's wording; otherwise the suggestion is reported beside the answer.
+        deep: Give a question no skill answers to the model to write code for, whatever the model (``deep_path``).
     """
     if not query or not query.strip():
         raise ValueError("the query is empty: ask a question, e.g. evoskill solve \"...\"")
-    settings = get_settings(llm_backend=backend, llm_model=model)
+    settings = get_settings(llm_backend=backend, llm_model=model, deep_path="always" if deep else None)
     if inputs:
         settings = settings.model_copy(update={"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in inputs)]})
     if defer_learning and not is_feedback(query):
@@ -349,7 +388,8 @@ def solve(
     defer_learning: bool = False,
     inputs: list[str] | None = None,
     accept_suggestion: bool = False,
+    deep: bool = False,
 ) -> SolveResult:
     """Run the ``solve`` flow and give its ``SolveResult``, answered or not (a solve without an answer ends Failed)."""
-    state = solve_flow(query, backend, model, session, user, defer_learning, inputs, accept_suggestion, return_state=True)
+    state = solve_flow(query, backend, model, session, user, defer_learning, inputs, accept_suggestion, deep, return_state=True)
     return outcome_of(state)

@@ -19,9 +19,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
-import bm25s
 import numpy as np
 
 from skills.mentions import stem
@@ -92,8 +91,10 @@ class TextIndex:
         df = Counter(t for s in self._sets for t in s)
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self._norms = [math.sqrt(sum(self._idf[t] ** 2 for t in s)) for s in self._sets]
-        self._bm25: bm25s.BM25 | None = None
+        self._bm25: Any = None  # a bm25s.BM25 once built
         if any(self._docs):
+            import bm25s  # imported when an index is built: listing skills never pays for it
+
             self._bm25 = bm25s.BM25()
             self._bm25.index([d or ["\u2205"] for d in self._docs], show_progress=False)
         self._embedder = embedder

@@ -24,9 +24,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from jobflow import JobStore
 from maggma.core import Store
 from maggma.stores import MemoryStore, MongoURIStore, MontyStore
 from monty.json import jsanitize
@@ -57,6 +56,9 @@ from skills.documents import (
 )
 from skills.mentions import chemical_words
 from skills.retrieval import TextIndex, load_embedder
+
+if TYPE_CHECKING:
+    from jobflow import JobStore
 
 __all__ = ["StoreError", "StoreDocumentError", "SkillStore", "ThreadSafeMontyStore", "open_store", "open_cache", "COLLECTIONS"]
 
@@ -401,6 +403,8 @@ class SkillStore:
 
     def job_store(self) -> JobStore:
         """A jobflow ``JobStore`` on the same backend (job outputs of skills run as workflows)."""
+        from jobflow import JobStore
+
         return JobStore(self._stores["jobs"])
 
     def close(self) -> None:

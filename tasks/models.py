@@ -139,7 +139,7 @@ class SolveResult(BaseModel):
     answer: JsonValue = None
     formatted: str | None = None
     unit: str | None = None
-    path: Literal["deep", "simple", "skill", "clarify", "feedback"] = "deep"
+    path: Literal["deep", "simple", "skill", "clarify", "feedback", "none"] = "deep"
     skill_id: str | None = Field(default=None, description="The skill that answered (skill path) or was learned.")
     params: list[BoundValue] = Field(
         default_factory=list, description="Skill path: each bound parameter with the words of the question it came from."

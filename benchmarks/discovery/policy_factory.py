@@ -8,53 +8,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import Any
 
 from benchmarks.discovery.generators import GENERATORS
 from benchmarks.discovery.orchestrator import OrchestratorPolicy
 from benchmarks.discovery.planners import PLANNERS
 from benchmarks.discovery.policy import PipelinePolicy, Policy
+from benchmarks.discovery.presets import BASELINES, PRESETS, Baseline, BaselineName
 from benchmarks.discovery.selectors import SELECTORS
 from deployments.llm.client import LLMClient
 
 __all__ = ["PRESETS", "BASELINES", "BaselineName", "Baseline", "policy_stages", "needs_llm", "make_policy"]
 
-PRESETS = {
-    "random": ("random", "random", "random"),
-    "diversity": ("diversity", "random", "random"),
-    "ucb": ("ucb", "random", "random"),
-    "substitution": ("random", "prototype", "random"),
-    "surrogate": ("diversity", "random", "surrogate"),
-    "llm": ("llm", "prototype", "llm"),
-    "made-random": ("random", "made-random", "random"),
-}
 # Presets built otherwise than the default pipeline (filters min distance, SMACT, uniqueness; a pool of 4).
 _PRESET_OPTIONS: dict[str, dict[str, Any]] = {"made-random": {"filters": [], "pool_size": 1}}
-
-BaselineName = Literal["made", "filtered"]
-
-
-class Baseline(BaseModel):
-    """What every AF and EF of a campaign compares with."""
-
-    policy: str
-    summary: str
-
-
-BASELINES: dict[str, Baseline] = {
-    "made": Baseline(
-        policy="made-random",
-        summary="MADE's random baseline: a uniformly random cell content, MADE's random generator "
-        "(lattice lengths 3–15 Å, angles 60–120°, uniform positions, no rescaling), no filters, one structure per query",
-    ),
-    "filtered": Baseline(
-        policy="random",
-        summary="the filtered random pipeline: a uniformly random cell content, random lattices scaled to the atoms' packed volume, "
-        "filters min distance 0.5 Å, SMACT and uniqueness, a random pick of up to 4 candidates (not MADE's comparator)",
-    ),
-}
 
 
 def _stage(table: dict[str, Any], name: str, llm: LLMClient | None) -> Any:

@@ -20,6 +20,7 @@ __all__ = [
     "install_dependencies",
     "check_installed_packages",
     "check_package_version",
+    "typo_of",
 ]
 
 
@@ -82,13 +83,24 @@ def check_package_version(name: str) -> PackageVersion:
     return PackageVersion(name=dist.metadata["Name"], version=dist.version, import_names=top[:10], location=str(dist.locate_file("")))
 
 
+def typo_of(module: str) -> str | None:
+    """The installed import name that ``module`` misspells (``pymattgen`` → ``pymatgen``), or None.
+
+    A misspelt import is the code's error, not a package to install (on PyPI the misspelt name may be someone else's)."""
+    names = [name for name in importlib.metadata.packages_distributions() if name.isidentifier()]
+    close = difflib.get_close_matches(module, names, n=1, cutoff=0.8)
+    return close[0] if close and close[0].lower() != module.lower() else None
+
+
 def install_dependencies(modules: list[str], settings: Settings) -> InstallReport:
-    """pip-install missing modules, only when enabled and only those on the allow-list."""
+    """pip-install missing modules, only when enabled and only those on the allow-list; a misspelt one never."""
     report = InstallReport()
     allowed = {_normalise(a) for a in settings.install_allowlist}
     for module in modules:
         dist = _DISTRIBUTIONS.get(module, module)
-        if not settings.allow_install:
+        if (meant := typo_of(module)) is not None:
+            report.refused.append(f"{module}: no such package; a typo of {meant!r} in the code")
+        elif not settings.allow_install:
             report.refused.append(f"{dist}: installing is disabled (EVOSKILL_ALLOW_INSTALL=false)")
         elif _normalise(dist) not in allowed:
             report.refused.append(f"{dist}: not on the install allow-list (EVOSKILL_INSTALL_ALLOWLIST)")

@@ -252,3 +252,29 @@ def test_the_artifact_shows_what_the_skill_ran_with_and_the_real_wall_time(works
     assert "**Ran with:** `formula='O2' (from \"O2\")`, `fmax=0.01 (the skill's verified default)`" in text
     assert "wall: 85.00 s (the stage times add up to 102.00 s: some ran in parallel)" in text
     assert "| debug-a | 41.00 | no | line one line \\| two |" in text  # one table row, whatever the detail holds
+
+
+def test_the_embedded_default_writes_no_code_unless_asked_and_says_what_to_do(workspace, monkeypatch):
+    """A question no skill answers, on the embedded default model: no minutes of hopeless code writing, no model started;
+    one plain paragraph instead. ``deep=True`` (``evoskill solve --deep``) gives it to the model anyway."""
+    from deployments.llm.server import server_status
+    from deployments.settings import get_settings
+
+    monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
+    result = solve(N2_QUERY)
+    assert (result.success, result.path, result.llm_calls, stage_names(result)) == (False, "none", 0, ["recall"])
+    assert result.error.startswith("no learned skill answers this question, and the configured model (the embedded default")
+    assert "--deep" in result.error and "evoskill learn" in result.error and "EVOSKILL_LLM_BACKEND=openai" in result.error
+    state = server_status(get_settings())
+    assert state is None or state.status != "running"  # the embedded server was never started for it
+
+
+def test_deep_runs_the_code_path_whatever_the_model(scripted):
+    scripted([code("research", N2_CODE)])
+    from deployments.settings import get_settings
+
+    assert get_settings(deep_path="never").writes_code() is False
+    assert get_settings(llm_backend="embedded").writes_code() is False
+    assert get_settings(llm_backend="embedded", deep_path="always").writes_code() is True
+    result = solve(N2_QUERY, deep=True)
+    assert result.success and result.path == "deep" and result.answer == N2_ANSWER

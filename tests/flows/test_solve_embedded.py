@@ -24,6 +24,7 @@ QUERY = "Calculate the atomization energy of N2 using ASE's EMT calculator; retu
 @pytest.mark.embedded
 def test_solve_on_the_embedded_model(workspace, monkeypatch):
     monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "embedded")
+    monkeypatch.setenv("EVOSKILL_DEEP_PATH", "always")  # the embedded default writes code only when asked to
     monkeypatch.setenv("EVOSKILL_DEBUG_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("EVOSKILL_LLM_MAX_TOKENS", "256")
     try:

@@ -20,7 +20,9 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["add_parser", "run_bench", "ProgressBar"]
+__all__ = ["add_parser", "run_bench", "ProgressBar", "HELP"]
+
+HELP = "run a benchmark suite"
 
 
 def add_parser(sub: Any) -> None:
@@ -28,7 +30,7 @@ def add_parser(sub: Any) -> None:
 
     bench = sub.add_parser(
         "bench",
-        help="run a benchmark suite",
+        help=HELP,
         description="Run task suites (SciSkillBench JSON) with one or more systems and report success, pass@k and costs. "
         "Running the same command again resumes an unfinished benchmark.",
         epilog="systems:\n" + "\n".join(f"  {s.name:<13}{s.description}" for s in SYSTEMS.values()),

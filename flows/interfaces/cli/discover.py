@@ -22,7 +22,7 @@ __all__ = ["add_parser", "run_discover"]
 
 
 def add_parser(sub: Any) -> None:
-    from benchmarks.discovery.policy_factory import BASELINES, PRESETS
+    from benchmarks.discovery.presets import BASELINES, PRESETS
 
     discover = sub.add_parser(
         "discover",

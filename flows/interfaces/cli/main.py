@@ -1,6 +1,6 @@
 """The ``evoskill`` command line.
 
-    evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--accept-suggestion] [--json]
+    evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--accept-suggestion] [--deep] [--json]
     evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
     evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
     evoskill learn TASK.json...
@@ -34,9 +34,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-from pydantic_settings import SettingsError
-
+from flows.interfaces.cli.bench import HELP as BENCH_HELP
 from flows.interfaces.cli.bench import add_parser as add_bench_parser
 from flows.interfaces.cli.bench import run_bench
 from flows.interfaces.cli.discover import add_parser as add_discover_parser
@@ -53,12 +51,13 @@ from flows.interfaces.cli.transfer import run_transfer
 from flows.interfaces.cli.worker import add_parser as add_worker_parser
 from flows.interfaces.cli.worker import run_worker
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "run_command"]
 
 EXAMPLE = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given the ``command`` about to run, the others' options that take imports are left out."""
     parser = argparse.ArgumentParser(
         prog="evoskill",
         description="A self-evolving scientific agent: answers questions by writing, running and debugging code.",
@@ -72,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--session", metavar="ID", help="continue (or start) a conversation; 'satisfied' saves its last answer")
     solve.add_argument("--plan", action="store_true", help="multi-step question: plan sub-tasks, solve each, replan on failure")
     solve.add_argument(
+        "--deep", action="store_true",
+        help="where no skill answers, let the model write code even if it is the embedded default, which rarely writes working code",
+    )  # fmt: skip
+    solve.add_argument(
         "--input", action="append", default=[], metavar="PATH",
         help="a file or folder the question needs (e.g. a structure file); generated code may read it, read-only. Repeatable",
     )  # fmt: skip
@@ -81,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     add_skill_parsers(sub)
-    add_bench_parser(sub)
+    if command in (None, "bench"):
+        add_bench_parser(sub)
+    else:  # its options name the benchmark systems, which take pydantic to import
+        sub.add_parser("bench", help=BENCH_HELP)
     add_transfer_parser(sub)
     add_discover_parser(sub)
     add_tool_parser(sub)
@@ -94,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sub.add_parser(
         "status", help="list the servers evoskill runs on this machine, and for which workspace",
-        description="List the local Prefect servers and embedded LLM servers evoskill started on this machine, each with its workspace.",
+        description="List the local Prefect servers, resident services and embedded LLM servers evoskill started on this machine, each with its workspace.",
     )  # fmt: skip
     _add_verbose(parser)
     return parser
@@ -127,7 +133,7 @@ def _confirm(offer) -> bool:  # noqa: ANN001 - Suggestion, imported lazily
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _print_human(result, asked: bool = False) -> None:  # noqa: ANN001 - SolveResult, imported lazily
+def _print_human(result, asked: bool = False, api: str = "") -> None:  # noqa: ANN001 - SolveResult, imported lazily
     print()
     if result.question:
         print(f"Question back to you: {result.question}")
@@ -152,12 +158,33 @@ def _print_human(result, asked: bool = False) -> None:  # noqa: ANN001 - SolveRe
     print(f"\npath {result.path}, LLM calls {result.llm_calls}, tokens {result.tokens}, wall {result.wall_s:.1f} s{overlap}")
     if result.learned:
         print(f"Learned skill {result.skill_id}")
+    if api.startswith("http") and result.flow_run_id:  # an ephemeral API keeps no UI to open
+        print(f"Flow run: {api.removesuffix('/api')}/runs/flow-run/{result.flow_run_id}")
     print(f"Trajectory: {result.trajectory_path}")
 
 
-def _explain(error: ValidationError | SettingsError) -> str:
-    """One line per invalid setting, named as the user sets it."""
-    if isinstance(error, SettingsError):  # a value that is not even JSON where JSON is needed, e.g. a list
+def _settings_errors() -> tuple[type[Exception], ...]:
+    """The errors an invalid setting raises, imported only when a command fails (``--help`` never loads pydantic)."""
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+
+    return ValidationError, SettingsError
+
+
+def _expected_errors() -> tuple[type[Exception], ...]:
+    """The errors a skills/learn/memory command reports in one line, imported only when one fails."""
+    from deployments.cluster import ClusterUnavailable
+    from skills.store import StoreError
+    from skills.transfer import SkillFileError
+
+    return StoreError, SkillFileError, ClusterUnavailable
+
+
+def _explain(error: Exception) -> str:
+    """One line per invalid setting (a ``ValidationError`` or ``SettingsError``), named as the user sets it."""
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):  # SettingsError: a value that is not even JSON where JSON is needed, e.g. a list
         named = re.search(r'field "(\w+)"', str(error))
         return f"  EVOSKILL_{named.group(1).upper() if named else '?'}: {error}"
     lines = []
@@ -183,16 +210,15 @@ def _solve(args: argparse.Namespace) -> int:
         return 2
     from deployments.llm.transport import LLMError
     from deployments.prefect_server import prefect_runtime
-    from deployments.progress import add_listener
+    from deployments.progress import listening
     from deployments.settings import get_settings
     from flows.learn import ensure_starter_library
     from flows.solve import solve, suggest
     from tasks.debug_strategies import check_strategies
 
-    add_listener(Progress())
     try:
         settings = check_strategies(get_settings(llm_backend=args.backend, llm_model=args.model))
-        with prefect_runtime(settings) as where:
+        with listening(Progress()), prefect_runtime(settings) as where:
             print(f"Prefect API: {where}", file=sys.stderr)
             if args.plan:
                 granted = {"sandbox_inputs": [*settings.sandbox_inputs, *(Path(p).resolve() for p in args.input)]}
@@ -202,9 +228,10 @@ def _solve(args: argparse.Namespace) -> int:
             if not accept and sys.stdin.isatty() and (offer := suggest(args.query, settings)) is not None:
                 accept, asked = _confirm(offer), True
             result = solve(
-                args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input, accept_suggestion=accept
+                args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input, accept_suggestion=accept,
+                deep=args.deep,
             )
-    except (ValidationError, SettingsError) as exc:
+    except _settings_errors() as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
     except LLMError as exc:
@@ -219,7 +246,7 @@ def _solve(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json())
     else:
-        _print_human(result, asked)
+        _print_human(result, asked, where)
     return 0 if result.success else 1
 
 
@@ -254,7 +281,7 @@ def _llm(args: argparse.Namespace) -> int:
 
     try:
         settings = get_settings()
-    except (ValidationError, SettingsError) as exc:
+    except _settings_errors() as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
         return 1
     if args.action == "serve":
@@ -286,6 +313,7 @@ def _status(args: argparse.Namespace) -> int:
     from deployments.llm.server import machine_servers, server_table
     from deployments.prefect_server import idle_stop_note, last_record, workspace_servers
     from deployments.settings import get_settings
+    from flows.interfaces.service.place import read_records
 
     settings = get_settings()
     here = str(settings.workspace.resolve())
@@ -302,6 +330,15 @@ def _status(args: argparse.Namespace) -> int:
         ended = f"at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(record.ended_at))}" if record.ended_at else "at an unknown time"
         why = f" ({record.reason})" if record.reason else ""
         print(f"this workspace's Prefect server: {record.status}{why} {ended}; the next command starts it again")
+    services = read_records()
+    if services:
+        rows = [["workspace", "pid", "up", "stops when idle"]]
+        rows += [[("* " if r.workspace == here else "  ") + r.workspace, str(r.pid), f"{(time.time() - r.started_at) / 60:.0f} min",
+                  f"after {r.idle_stop_s:.0f} s" if r.idle_stop_s else "never"] for r in services]  # fmt: skip
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        print("resident services:\n" + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows))
+    else:
+        print("no resident evoskill service running on this machine")
     llm = machine_servers()
     if llm:
         print("embedded LLM servers:\n" + "\n".join(f"  {line}" for line in server_table(llm)))
@@ -312,34 +349,68 @@ def _status(args: argparse.Namespace) -> int:
 
 def _guarded(args: argparse.Namespace) -> int:
     """Run a skills/learn/memory command; expected failures become one message and an exit code."""
-    from deployments.cluster import ClusterUnavailable
     from skills.params import ParameterError
-    from skills.store import StoreError
-    from skills.transfer import SkillFileError
 
     handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "transfer": run_transfer, "discover": run_discover, "tool": run_tool, "worker": run_worker,
                "serve": run_serve, "mcp": run_mcp, "llm": _llm, "status": _status}[args.command]  # fmt: skip
     try:
         return handler(args)
-    except (ValidationError, SettingsError) as exc:
+    except _settings_errors() as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)
     except ParameterError as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyError as exc:
         print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
-    except (StoreError, SkillFileError, ClusterUnavailable) as exc:
+    except _expected_errors() as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         print(log_unexpected(args.command, exc), file=sys.stderr)
     return 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    quiet_terminal(verbose=getattr(args, "verbose", False))
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command line here, in this process (the resident service runs its clients' commands through this)."""
+    return _solve(args) if args.command == "solve" else _guarded(args)
+
+
+# The commands the workspace's resident service runs (``flows/interfaces/service``): those that answer and read.
+_IN_SERVICE = {"solve": None, "skills": {"list", "show", "run"}}
+
+
+def _in_service(args: argparse.Namespace) -> int | None:
+    """Run the command in the workspace's resident service where it goes there and the settings allow; None: run it here."""
+    actions = _IN_SERVICE.get(args.command, ())
+    if actions is not None and getattr(args, "action", None) not in actions:
+        return None
+    if args.command == "skills" and args.action == "run" and args.batch:  # a batch file: read here, where its path is meant
+        return None
+    if getattr(args, "verbose", False):  # Prefect's own lines on this terminal: the command runs here
+        return None
+    from deployments.settings import get_settings
+    from flows.interfaces.cli.terminal import log_file
+    from flows.interfaces.service.client import run_in_service
+
     try:
-        return _solve(args) if args.command == "solve" else _guarded(args)
+        settings = get_settings()
+    except _settings_errors():
+        return None  # the command itself says what is wrong with them
+    if not settings.service:
+        return None
+    if args.command == "solve":
+        args.input = [str(Path(path).resolve()) for path in args.input]  # the service's folder may be another
+    return run_in_service(args, settings.workspace, log_file().with_name("service.log"), settings.service_start_timeout_s)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(next((word for word in argv if not word.startswith("-")), "")).parse_args(argv)
+    try:
+        served = _in_service(args)
+        if served is not None:
+            return served
+        quiet_terminal(verbose=getattr(args, "verbose", False))
+        return run_command(args)
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
         print(f"\nevoskill {args.command}: cancelled", file=sys.stderr)
         return 130

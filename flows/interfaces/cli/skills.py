@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from skills import STARTER_LIBRARY
-from skills.params import ParameterError
 
 __all__ = ["add_parsers", "run_skills", "run_learn", "run_memory", "EMPTY_STORE_HINT"]
 
@@ -143,7 +142,7 @@ def run_skills(args: argparse.Namespace) -> int:
     if args.action == "batch":
         return _show_batch(args, store)
     if args.action == "export":
-        from skills.params import load_param_sets, parse_assignments
+        from skills.params import ParameterError, load_param_sets, parse_assignments
         from skills.transfer import export_skill, export_workflow
 
         skill = _shown(store.get_skill(args.id), settings)
@@ -180,7 +179,7 @@ def _run(args: argparse.Namespace, store, settings) -> int:  # noqa: ANN001 - Sk
     """``skills run``: one run, a batch, or the rerun of a batch's unfinished items."""
     from deployments.prefect_server import prefect_runtime
     from skills.domain import checked_params
-    from skills.params import load_param_sets, parse_assignments
+    from skills.params import ParameterError, load_param_sets, parse_assignments
 
     if bool(args.id) == bool(args.retry):
         raise ParameterError("give a skill to run, or --retry BATCH_ID")

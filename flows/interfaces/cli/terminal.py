@@ -11,11 +11,16 @@ Prefect set it up.
 from __future__ import annotations
 
 import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = ["log_file", "quiet_terminal", "WorkspaceLogHandler", "OwnWarningsHandler", "OWN_LOGGERS", "log_unexpected", "Progress"]
@@ -119,19 +124,26 @@ def quiet_terminal(verbose: bool = False, path: Path | None = None) -> Path | No
     """Send every terminal log handler's records to ``path`` (default: the workspace's log file).
 
     Returns the log file, or ``None`` when ``verbose`` keeps the terminal as it is. Prefect sets its
-    logging up again later in a process (when its engine or an in-process server starts): each time,
-    the terminal handlers it adds are swapped again.
+    logging up again later in a process (when it is imported, when its engine or an in-process server
+    starts): each time, the terminal handlers it adds are swapped again. A command that never imports
+    Prefect never pays for importing it here.
     """
     if verbose:
         return None
-    from prefect.logging import configuration
-
     target = path or log_file()
     logging.captureWarnings(True)
-    configuration.ensure_logging_setup()
     _swap_terminal_handlers(target)
     if not any(isinstance(h, OwnWarningsHandler) for h in logging.root.handlers):
         logging.root.addHandler(OwnWarningsHandler())
+    after_import(_PREFECT_LOGGING, functools.partial(_quiet_prefect, target))
+    return target
+
+
+_PREFECT_LOGGING = "prefect.logging.configuration"
+
+
+def _quiet_prefect(target: Path, configuration: Any) -> None:
+    """Make Prefect's logging set-up (now and each later time) leave the terminal quiet."""
     setup = configuration.setup_logging
     original = getattr(setup, "__wrapped__", setup)
 
@@ -142,7 +154,44 @@ def quiet_terminal(verbose: bool = False, path: Path | None = None) -> Path | No
         return config
 
     configuration.setup_logging = setup_logging_quietly
-    return target
+    _swap_terminal_handlers(target)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``callback(module)`` right after ``name`` is first imported, before its importer goes on."""
+
+    def __init__(self, name: str, callback: Callable[[ModuleType], None]) -> None:
+        self.name, self.callback = name, callback
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # once; and the finders below find the module itself
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, callback = spec.loader, self.callback
+
+        class Then(importlib.abc.Loader):
+            def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+                return loader.create_module(spec)
+
+            def exec_module(self, module: ModuleType) -> None:
+                loader.exec_module(module)
+                callback(module)
+
+        spec.loader = Then()
+        return spec
+
+
+def after_import(name: str, callback: Callable[[ModuleType], None]) -> None:
+    """Call ``callback(module)`` now if ``name`` is imported, else once it is (an import hook that removes itself)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        callback(module)
+        return
+    sys.meta_path[:] = [f for f in sys.meta_path if not (isinstance(f, _AfterImport) and f.name == name)]
+    sys.meta_path.insert(0, _AfterImport(name, callback))
 
 
 def log_unexpected(command: str, error: BaseException) -> str:

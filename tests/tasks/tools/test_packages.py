@@ -47,3 +47,12 @@ def test_pip_runs_isolated_from_the_users_folder(workspace, tmp_path, monkeypatc
     report = install_dependencies(["pydantic"], settings)  # installed already: pip says so without the network
     assert report.installed == ["pydantic"] and report.refused == []
     assert not marker.exists()
+
+
+def test_a_misspelt_import_is_reported_as_a_typo_and_never_installed():
+    settings = Settings(allow_install=True, install_allowlist=["pymattgen", "rdkti"])
+    report = install_dependencies(["pymattgen", "rdkti", "nonexistent_pkg_xyz"], settings)
+    assert report.refused[0] == "pymattgen: no such package; a typo of 'pymatgen' in the code"
+    assert report.refused[1] == "rdkti: no such package; a typo of 'rdkit' in the code"
+    assert not report.refused[2].startswith("nonexistent_pkg_xyz: no such package; a typo")  # nothing installed is close to it
+    assert report.installed == []

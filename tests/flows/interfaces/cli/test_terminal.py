@@ -92,24 +92,26 @@ def test_verbose_shows_prefect_lines_on_the_terminal(tmp_path, unreachable):
     assert "Finished in state" in done.stderr and "Traceback" in done.stderr
 
 
-def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path):
+@pytest.mark.parametrize("service", ["false", "true"], ids=["in-process", "in-the-service"])
+def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path, service):
     import signal
     import time
 
     script = tmp_path / "script.json"
     slow = "import time\ntime.sleep(120)\nprint(4)\n"
     script.write_text(json.dumps({"replies": [{"stage": "research", "content": {"packages": [], "code": slow}}] * 3}))
+    query = f"{QUERY[:-1]} ({tmp_path.name})."
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVOSKILL_")}
     env |= {
         "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(REPO), "EVOSKILL_WORKSPACE": str(tmp_path / "ws"),
         "EVOSKILL_CONFIG": str(tmp_path / "absent.toml"), "EVOSKILL_STORE": "memory", "EVOSKILL_STARTER_LIBRARY": "false",
         "EVOSKILL_LLM_BACKEND": "scripted", "EVOSKILL_LLM_SCRIPT": str(script), "EVOSKILL_TOOL_ROUNDS": "0", "EVOSKILL_SEARCH_PACKAGES": "[]",
-        "EVOSKILL_TRIAGE_LLM": "false", "EVOSKILL_LEARN": "false",
+        "EVOSKILL_TRIAGE_LLM": "false", "EVOSKILL_LEARN": "false", "EVOSKILL_SERVICE": service,
     }  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "flows.interfaces.cli.main", "solve", QUERY], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "flows.interfaces.cli.main", "solve", query], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=REPO, start_new_session=True)  # fmt: skip
     runs = tmp_path / "ws" / "runs"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 180
     while not (runs.is_dir() and any(runs.iterdir())):  # the generated code is running
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.2)
@@ -122,6 +124,20 @@ def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path):
     while left := [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_in(p, runs)]:  # the generated code stopped too
         assert time.monotonic() < deadline, f"still running: {left}"
         time.sleep(0.2)
+    if service == "true":  # the service's flow run ends Cancelled, not left Running
+        deadline = time.monotonic() + 10
+        while (state := _solve_run_state(query)) != "CANCELLED":
+            assert time.monotonic() < deadline, f"the solve's flow run is {state}"
+            time.sleep(0.2)
+
+
+def _solve_run_state(query: str) -> str | None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=50)
+    return next((r.state.type.value for r in runs if r.parameters.get("query") == query and r.state is not None), None)
 
 
 def _runs_in(process: Path, runs: Path) -> bool:
@@ -129,3 +145,46 @@ def _runs_in(process: Path, runs: Path) -> bool:
         return str(runs).encode() in (process / "cmdline").read_bytes() or (process / "cwd").resolve().is_relative_to(runs)
     except OSError:
         return False
+
+
+def test_prefect_imported_after_the_terminal_went_quiet_stays_quiet(tmp_path):
+    """A command that imports Prefect only when it needs it: Prefect's own set-up on import is swapped too."""
+    target = tmp_path / "evoskill.log"
+    script = (
+        "import logging, sys\n"
+        "from flows.interfaces.cli.terminal import quiet_terminal\n"
+        f"quiet_terminal(path={str(target)!r})\n"
+        "assert 'prefect' not in sys.modules, 'quiet_terminal imported Prefect'\n"
+        "from prefect.logging import get_logger\n"
+        "get_logger('prefect.test').warning('said after Prefect was imported')\n"
+        "from prefect.logging.configuration import setup_logging\n"
+        "setup_logging(incremental=False)\n"
+        "get_logger('prefect.test').warning('said after Prefect set itself up again')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    text = target.read_text()
+    assert "said after Prefect was imported" in text and "said after Prefect set itself up again" in text
+
+
+def test_help_and_listing_skills_import_neither_prefect_nor_dask(tmp_path):
+    """The doors that only read start quickly: ``--help`` loads no pydantic, ``skills list`` no Prefect, Dask or jobflow."""
+    script = (
+        "import sys\n"
+        "from flows.interfaces.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('pydantic', 'prefect', 'distributed', 'jobflow', 'pymatgen') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "main(['skills', 'list'])\n"
+        "heavy = [m for m in ('prefect', 'distributed', 'jobflow', 'bm25s') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "EVOSKILL_WORKSPACE": str(tmp_path / "ws")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "evoskill bench" not in done.stdout and "solve" in done.stdout  # the top-level help lists every command

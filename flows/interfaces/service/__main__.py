@@ -1,0 +1,5 @@
+import sys
+
+from flows.interfaces.service.server import main
+
+sys.exit(main())

@@ -1,0 +1,122 @@
+"""The CLI's side of the resident service: start it when it is not up, send it a command, relay what it prints.
+
+Light on purpose (no Prefect, no pydantic models): a command that the service runs costs the client little more than
+Python's own start. Where the service cannot start, ``run_in_service`` returns None and says why in one line; the
+CLI then runs the command in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from flows.interfaces.service.place import ServicePlace, UnsafeRuntimeDir, service_place
+
+__all__ = ["run_in_service", "ServiceUnavailable", "connect"]
+
+_POLL_S = 0.05
+
+
+class ServiceUnavailable(RuntimeError):
+    """The workspace's service is not running and could not be started."""
+
+
+def _open(place: ServicePlace) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(place.socket))
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _start(place: ServicePlace, log: Path, timeout_s: float) -> socket.socket:
+    """Start the service (once, under its lock: a second client waits for the first's) and connect to it."""
+    import fcntl
+
+    with open(place.lock, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        conn = _open(place)
+        if conn is not None:
+            return conn
+        log.parent.mkdir(parents=True, exist_ok=True)
+        print("evoskill: starting this workspace's service (kept warm for the next commands; it stops when idle)", file=sys.stderr, flush=True)
+        with open(log, "ab") as out:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "flows.interfaces.service", "--socket", str(place.socket), "--record", str(place.record)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if child.poll() is not None:
+                raise ServiceUnavailable(f"it exited with code {child.returncode} (log: {log})")
+            conn = _open(place)
+            if conn is not None:
+                return conn
+            time.sleep(_POLL_S)
+        child.terminate()
+        raise ServiceUnavailable(f"it did not start within {timeout_s:.0f} s (log: {log})")
+
+
+def connect(workspace: Path, log: Path, timeout_s: float) -> socket.socket:
+    """A connection to the workspace's service, started if needed."""
+    try:
+        place = service_place(workspace)
+    except (OSError, UnsafeRuntimeDir) as exc:
+        raise ServiceUnavailable(str(exc)) from exc
+    return _open(place) or _start(place, log, timeout_s)
+
+
+def _tty() -> dict[str, bool]:
+    return {name: bool(getattr(stream, "isatty", lambda: False)()) for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr))}
+
+
+def run_in_service(args: argparse.Namespace, workspace: Path, log: Path, timeout_s: float) -> int | None:
+    """Run the parsed command in the workspace's service and relay its output; its exit code, or None where the service
+    could not be reached (one line says why; the caller runs the command itself). Ctrl-C cancels the command there."""
+    try:
+        conn = connect(workspace, log, timeout_s)
+    except ServiceUnavailable as exc:
+        print(f"evoskill: running in this process: the workspace service did not start: {exc}", file=sys.stderr)
+        return None
+    with conn:
+        conn.sendall((json.dumps({"args": vars(args), "tty": _tty()}) + "\n").encode())
+        reader = conn.makefile("rb")
+        for raw in reader:
+            message: dict[str, Any] = json.loads(raw)
+            if "out" in message:
+                sys.stdout.write(message["out"])
+                sys.stdout.flush()
+            elif "err" in message:
+                sys.stderr.write(message["err"])
+                sys.stderr.flush()
+            elif "read" in message:
+                conn.sendall((json.dumps({"line": sys.stdin.readline()}) + "\n").encode())
+            elif "exit" in message:
+                return int(message["exit"])
+    print("evoskill: the workspace service ended the command without an answer (see its log)", file=sys.stderr)
+    return 1
+
+
+def stop_service(pid: int, grace_s: float = 10.0) -> bool:
+    """Stop a service by its pid (SIGTERM); whether it is gone within ``grace_s``."""
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(_POLL_S)
+    return False
