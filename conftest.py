@@ -19,19 +19,19 @@ settings.load_profile("evoskill")
 
 
 @pytest.fixture(scope="session", autouse=True)
-def no_resident_services() -> Iterator[None]:
-    """Commands run in their own process unless a test asks for the workspace's resident service; every service a test
-    started is stopped when the session ends (none is left running after the suite)."""
+def no_resident_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands run in their own process unless a test asks for the workspace's resident service; every service of a
+    test's workspace is stopped when the session ends (none is left running after the suite; no one else's is touched)."""
     import os
 
     from flows.interfaces.service.client import stop_service
     from flows.interfaces.service.place import read_records
 
     os.environ["EVOSKILL_SERVICE"] = "false"
-    before = {record.pid for record in read_records()}
+    base = tmp_path_factory.getbasetemp().resolve()
     yield
     for record in read_records():
-        if record.pid not in before:
+        if Path(record.workspace).is_relative_to(base):
             stop_service(record.pid)
 
 

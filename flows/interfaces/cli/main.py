@@ -51,7 +51,7 @@ from flows.interfaces.cli.transfer import run_transfer
 from flows.interfaces.cli.worker import add_parser as add_worker_parser
 from flows.interfaces.cli.worker import run_worker
 
-__all__ = ["main", "build_parser", "run_command"]
+__all__ = ["main", "build_parser", "run_command", "goes_to_service"]
 
 EXAMPLE = "Calculate the atomization energy of N2 using ASE's EMT calculator; return a float in eV"
 
@@ -378,14 +378,21 @@ def run_command(args: argparse.Namespace) -> int:
 _IN_SERVICE = {"solve": None, "skills": {"list", "show", "run"}}
 
 
-def _in_service(args: argparse.Namespace) -> int | None:
-    """Run the command in the workspace's resident service where it goes there and the settings allow; None: run it here."""
-    actions = _IN_SERVICE.get(args.command, ())
+def goes_to_service(args: argparse.Namespace) -> bool:
+    """Whether the resident service runs this command (it refuses any other)."""
+    if args.command not in _IN_SERVICE:
+        return False
+    actions = _IN_SERVICE[args.command]
     if actions is not None and getattr(args, "action", None) not in actions:
-        return None
-    if args.command == "skills" and args.action == "run" and args.batch:  # a batch file: read here, where its path is meant
-        return None
-    if getattr(args, "verbose", False):  # Prefect's own lines on this terminal: the command runs here
+        return False
+    if args.command == "skills" and getattr(args, "action", None) == "run" and getattr(args, "batch", None):
+        return False  # a batch file: read here, where its path is meant
+    return not getattr(args, "verbose", False)  # Prefect's own lines on this terminal: the command runs here
+
+
+def _in_service(args: argparse.Namespace, argv: list[str]) -> int | None:
+    """Run the command in the workspace's resident service where it goes there and the settings allow; None: run it here."""
+    if not goes_to_service(args):
         return None
     from deployments.settings import get_settings
     from flows.interfaces.cli.terminal import log_file
@@ -397,16 +404,15 @@ def _in_service(args: argparse.Namespace) -> int | None:
         return None  # the command itself says what is wrong with them
     if not settings.service:
         return None
-    if args.command == "solve":
-        args.input = [str(Path(path).resolve()) for path in args.input]  # the service's folder may be another
-    return run_in_service(args, settings.workspace, log_file().with_name("service.log"), settings.service_start_timeout_s)
+    inputs = [str(Path(path).resolve()) for path in getattr(args, "input", [])]  # the service's folder may be another
+    return run_in_service(argv, inputs, settings.workspace, log_file().with_name("service.log"), settings.service_start_timeout_s)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(next((word for word in argv if not word.startswith("-")), "")).parse_args(argv)
     try:
-        served = _in_service(args)
+        served = _in_service(args, argv)
         if served is not None:
             return served
         quiet_terminal(verbose=getattr(args, "verbose", False))

@@ -7,7 +7,6 @@ CLI then runs the command in its own process.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
@@ -79,31 +78,51 @@ def _tty() -> dict[str, bool]:
     return {name: bool(getattr(stream, "isatty", lambda: False)()) for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr))}
 
 
-def run_in_service(args: argparse.Namespace, workspace: Path, log: Path, timeout_s: float) -> int | None:
-    """Run the parsed command in the workspace's service and relay its output; its exit code, or None where the service
-    could not be reached (one line says why; the caller runs the command itself). Ctrl-C cancels the command there."""
-    try:
-        conn = connect(workspace, log, timeout_s)
-    except ServiceUnavailable as exc:
-        print(f"evoskill: running in this process: the workspace service did not start: {exc}", file=sys.stderr)
-        return None
-    with conn:
-        conn.sendall((json.dumps({"args": vars(args), "tty": _tty()}) + "\n").encode())
-        reader = conn.makefile("rb")
-        for raw in reader:
-            message: dict[str, Any] = json.loads(raw)
-            if "out" in message:
-                sys.stdout.write(message["out"])
-                sys.stdout.flush()
-            elif "err" in message:
-                sys.stderr.write(message["err"])
-                sys.stderr.flush()
-            elif "read" in message:
-                conn.sendall((json.dumps({"line": sys.stdin.readline()}) + "\n").encode())
-            elif "exit" in message:
-                return int(message["exit"])
-    print("evoskill: the workspace service ended the command without an answer (see its log)", file=sys.stderr)
+def run_in_service(argv: list[str], inputs: list[str], workspace: Path, log: Path, timeout_s: float) -> int | None:
+    """Run the command line ``argv`` in the workspace's service and relay its output (``inputs``: a solve's ``--input``
+    paths, absolute); its exit code, or None where the service could not be reached (one line says why; the caller runs
+    the command itself). Ctrl-C cancels the command there. A service that went away before it answered (it stopped
+    when idle just then) is started again, once."""
+    request = (json.dumps({"argv": argv, "inputs": inputs, "tty": _tty()}) + "\n").encode()
+    for attempt in (1, 2):
+        try:
+            conn = connect(workspace, log, timeout_s)
+        except ServiceUnavailable as exc:
+            print(f"evoskill: running in this process: the workspace service did not start: {exc}", file=sys.stderr)
+            return None
+        heard = False
+        try:
+            with conn:
+                conn.sendall(request)
+                for raw in conn.makefile("rb"):
+                    heard = True
+                    code = _relay(json.loads(raw), conn)
+                    if code is not None:
+                        return code
+        except OSError as exc:
+            if heard or attempt == 2:
+                print(f"evoskill: the workspace service went away during the command ({exc}; its log: {log})", file=sys.stderr)
+                return 1
+            continue
+        if heard:
+            break
+    print(f"evoskill: the workspace service ended the command without an answer (its log: {log})", file=sys.stderr)
     return 1
+
+
+def _relay(message: dict[str, Any], conn: socket.socket) -> int | None:
+    """Print one message of the service's; its exit code when it is the last."""
+    if "out" in message:
+        sys.stdout.write(message["out"])
+        sys.stdout.flush()
+    elif "err" in message:
+        sys.stderr.write(message["err"])
+        sys.stderr.flush()
+    elif "read" in message:
+        conn.sendall((json.dumps({"line": sys.stdin.readline()}) + "\n").encode())
+    elif "exit" in message:
+        return int(message["exit"])
+    return None
 
 
 def stop_service(pid: int, grace_s: float = 10.0) -> bool:

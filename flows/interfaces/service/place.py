@@ -1,7 +1,7 @@
 """Where a workspace's resident service listens, and under which key: light (no Prefect, no pydantic) for the client.
 
-A service serves the commands of one workspace, one set of ``EVOSKILL_*`` (and ``OPENAI_*``, ``PREFECT_*``) variables,
-one working folder and one version of the code: its key hashes them all, so a command never reaches a service that
+A service serves the commands of one workspace, one environment (``EVOSKILL_*`` and every other variable), one working
+folder, one interpreter and one version of the code and the installed packages: its key hashes them all, so a command never reaches a service that
 would run it with other settings or older code. Sockets and records lie in a folder only this user may enter
 (``$XDG_RUNTIME_DIR/evoskill`` or ``/tmp/evoskill-<uid>``): nobody else can connect to a service.
 """
@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 import stat
+import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,8 @@ __all__ = ["ServicePlace", "service_place", "runtime_dir", "code_stamp", "Servic
 
 _PACKAGES = ("flows", "tasks", "skills", "deployments", "benchmarks")
 _ROOT = Path(__file__).resolve().parents[3]
-_SETTING_PREFIXES = ("EVOSKILL_", "OPENAI_", "PREFECT_")
+# Shell variables that change from one prompt to the next and that no command reads.
+_VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "COLUMNS", "LINES", "PS1", "PS2", "PROMPT_COMMAND", "HISTCMD"})
 
 
 class UnsafeRuntimeDir(RuntimeError):
@@ -61,8 +64,11 @@ def runtime_dir() -> Path:
 
 
 def code_stamp() -> str:
-    """A hash of the code's files and their times: a service started before the code changed is not used."""
-    digest = hashlib.sha256()
+    """A hash of the code's files and their times, the interpreter and the installed packages: a service started before
+    any of them changed is not used."""
+    digest = hashlib.sha256(sys.executable.encode())
+    for folder in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:  # a package (un)installed changes it
+        digest.update(f"{folder}:{Path(folder).stat().st_mtime_ns}\n".encode())
     for package in _PACKAGES:
         for path in sorted((_ROOT / package).rglob("*.py")):
             digest.update(f"{path}:{path.stat().st_mtime_ns}\n".encode())
@@ -70,8 +76,10 @@ def code_stamp() -> str:
 
 
 def service_place(workspace: Path) -> ServicePlace:
-    """The service of ``workspace`` for this process's settings, working folder and code."""
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(_SETTING_PREFIXES))
+    """The service of ``workspace`` for this process's environment, working folder and code. The whole environment (but
+    for a prompt's volatile variables) makes the key: ``HOME`` decides which credentials are hidden from generated code,
+    ``CUDA_VISIBLE_DEVICES`` which GPUs it sees, locale and time zone what it prints."""
+    env = sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE)
     identity = json.dumps({"workspace": str(workspace.resolve()), "cwd": os.getcwd(), "env": env, "code": code_stamp()})
     key = hashlib.sha256(identity.encode()).hexdigest()[:20]
     folder = runtime_dir()
@@ -88,9 +96,10 @@ def read_records() -> list[ServiceRecord]:
     for path in sorted(folder.glob("*.json")):
         try:
             record = ServiceRecord(**json.loads(path.read_text()))
-            serving = "flows.interfaces.service" in Path(f"/proc/{record.pid}/cmdline").read_bytes().decode(errors="replace")
+            argv = Path(f"/proc/{record.pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except (OSError, ValueError, TypeError):
             continue
-        if serving:  # not a process that took a finished service's pid
+        expected = ["-m", "flows.interfaces.service", "--socket", str(folder / f"{path.stem}.sock"), "--record", str(path)]
+        if record.key == path.stem and record.socket == expected[3] and argv[1:7] == expected:  # that service, not a pid reused
             found.append(record)
     return found

@@ -4,10 +4,11 @@ It keeps what every command would otherwise pay for at start: evoskill's and the
 client, the store, the retrieval index, the warm executors. The CLI (``client.py``) sends it a parsed command line
 and relays what the command prints; commands from several clients run at once, each in its own thread.
 
-Protocol, one JSON object per line. The client sends ``{"args": {...}, "tty": {"stdin": b, "stdout": b, "stderr": b}}``;
+Protocol, one JSON object per line. The client sends ``{"argv": [...], "inputs": [...], "tty": {"stdin": b, "stdout": b, "stderr": b}}`` (``inputs``: a
+solve's ``--input`` paths made absolute);
 the service answers ``{"out": text}`` / ``{"err": text}`` as the command prints, ``{"read": true}`` when the command
-reads a line of its stdin (the client answers ``{"line": text}``), and ``{"exit": code}`` at the end. A client that
-goes away (Ctrl-C) cancels its command: its sandbox runs are killed, its LLM calls refused, and its flow run ends
+reads a line of its stdin (the client answers ``{"line": text}``), and ``{"exit": code}`` at the end, then closes the
+connection. A client that closes its side (Ctrl-C; or a client that half-closes after its request) cancels its command: its sandbox runs are killed, its LLM calls refused, and its flow run ends
 Cancelled (``deployments/cancel.py``). The service stops after ``EVOSKILL_SERVICE_IDLE_STOP_S`` without a command,
 on SIGTERM, and when its socket is taken away.
 
@@ -146,10 +147,28 @@ class _Activity:
 
 
 def _run_command(payload: dict[str, Any]) -> int:
-    """Run one parsed command line as the CLI would in its own process."""
-    from flows.interfaces.cli.main import run_command
+    """Run one parsed command line as the CLI would in its own process: only those the CLI sends here, parsed again by
+    the CLI's own parser (a client cannot hand it options the command line would refuse)."""
+    from flows.interfaces.cli.main import build_parser, goes_to_service, run_command
 
-    return run_command(argparse.Namespace(**payload["args"]))
+    argv = payload.get("argv")
+    if not isinstance(argv, list) or not all(isinstance(word, str) for word in argv):
+        print("evoskill service: a malformed request", file=sys.stderr)
+        return 2
+    try:
+        args = build_parser(argv[0] if argv else "").parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if not goes_to_service(args):
+        print(f"evoskill service: {' '.join(argv[:2])} runs in its own process, not here", file=sys.stderr)
+        return 2
+    if args.command == "solve":  # the --input paths as the client's folder reads them
+        inputs = payload.get("inputs")
+        if not isinstance(inputs, list) or len(inputs) != len(args.input) or not all(isinstance(p, str) and Path(p).is_absolute() for p in inputs):
+            print("evoskill service: a malformed request", file=sys.stderr)
+            return 2
+        args.input = inputs
+    return run_command(args)
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -160,10 +179,11 @@ class _Handler(socketserver.StreamRequestHandler):
             payload = json.loads(self.rfile.readline() or b"null")
         except ValueError:
             payload = None
-        if not isinstance(payload, dict) or not isinstance(payload.get("args"), dict):
+        if not isinstance(payload, dict):
             self.wfile.write(b'{"err": "evoskill service: a malformed request\\n"}\n{"exit": 2}\n')
             return
-        call = _Call(self.connection, {k: bool(v) for k, v in dict(payload.get("tty") or {}).items()})
+        tty = payload.get("tty")
+        call = _Call(self.connection, {str(k): bool(v) for k, v in tty.items()} if isinstance(tty, dict) else {})
         threading.Thread(target=call.listen, args=(self.rfile,), name="service-client", daemon=True).start()
         from deployments.cancel import cancellable
 
@@ -179,6 +199,10 @@ class _Handler(socketserver.StreamRequestHandler):
             finally:
                 _channel.reset(token)
             call.send({"exit": code})
+        try:  # the command is over: end the connection (and the thread that reads the client's replies)
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

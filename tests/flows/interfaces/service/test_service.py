@@ -3,6 +3,7 @@ the service stops when idle; where it cannot start, the command runs in its own 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -95,6 +96,47 @@ def test_the_key_changes_with_the_settings_and_the_folder(tmp_path, monkeypatch)
     assert service_place(tmp_path) == first
     monkeypatch.setenv("EVOSKILL_LLM_BACKEND", "openai")
     assert service_place(tmp_path).key != first.key
+    second = service_place(tmp_path).key
+    monkeypatch.setenv("HOME", str(tmp_path))  # which credentials are hidden from generated code
+    assert service_place(tmp_path).key not in (first.key, second)
     monkeypatch.chdir(tmp_path)
-    assert service_place(tmp_path).key not in (first.key,)
+    assert service_place(tmp_path).key not in (first.key, second)
     assert len(str(first.socket)) < 100  # within a Unix socket's path limit
+
+
+def _ask(place_socket: str, request: bytes) -> list[dict]:
+    import json
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(place_socket)
+        conn.sendall(request)
+        reader = conn.makefile("rb")
+        return [json.loads(line) for line in reader]
+
+
+def test_the_service_runs_only_what_the_cli_sends_it(tmp_path, stop_services_after):
+    """A client that writes its own requests gets no more than the command line would give it."""
+    assert _evoskill(_env(tmp_path), "skills", "list").returncode == 0
+    [record] = [r for r in read_records() if r.workspace == str((tmp_path / "ws").resolve())]
+    refused = _ask(record.socket, b'{"argv": ["skills", "delete", "x-v1"], "inputs": [], "tty": {}}\n')
+    assert refused[-1] == {"exit": 2} and "runs in its own process" in "".join(m.get("err", "") for m in refused)
+    assert _ask(record.socket, b"not json\n")[-1] == {"exit": 2}
+    assert _ask(record.socket, b'{"argv": ["solve", "q", "--input", "a"], "inputs": ["relative"], "tty": {}}\n')[-1] == {"exit": 2}
+    assert _ask(record.socket, b'{"argv": ["skills", "list"], "inputs": [], "tty": "ab"}\n')[-1] == {"exit": 0}
+    usage = _ask(record.socket, b'{"argv": ["skills", "list", "--no-such-option"], "inputs": [], "tty": {}}\n')
+    assert usage[-1] == {"exit": 2} and "unrecognized arguments" in "".join(m.get("err", "") for m in usage)
+    assert _services_of(tmp_path / "ws") == [record.pid]  # none of it took the service down
+
+
+def test_a_record_of_another_process_is_not_taken_for_a_service(tmp_path):
+    """A forged record naming some process is neither listed nor stopped as a service."""
+    decoy = subprocess.Popen(["sleep", "60"])
+    try:
+        forged = runtime_dir() / "feedfacefeedfacefeed.json"
+        forged.write_text(json.dumps({"pid": decoy.pid, "key": forged.stem, "workspace": str(tmp_path / "ws"), "socket": str(forged.with_suffix(".sock")),
+                                      "started_at": 0.0, "idle_stop_s": 0.0}))  # fmt: skip
+        assert decoy.pid not in [r.pid for r in read_records()]
+    finally:
+        forged.unlink(missing_ok=True)
+        decoy.kill()
