@@ -41,8 +41,23 @@ def prefect_harness() -> Iterator[None]:
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
+    from tests.prefect_events import forget_events_to_stopped_servers
+
     with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         yield
+        forget_events_to_stopped_servers()  # the harness then drains the rest, to servers that answer
+
+
+@pytest.fixture(autouse=True)
+def events_to_the_harness() -> Iterator[None]:
+    """After a test that ran flows against a Prefect server of its own, its events worker is ended: later tests' events
+    go to the session's server, not to one that may be gone (``tests/prefect_events.py``)."""
+    yield
+    from prefect.settings import PREFECT_API_URL
+
+    from tests.prefect_events import release_workers_of_other_servers
+
+    release_workers_of_other_servers(PREFECT_API_URL.value())
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -29,6 +29,7 @@ from deployments.settings import get_settings
 from flows.solve import solve
 from tests.codes import N2_CODE, N2_QUERY
 from tests.planted import plant
+from tests.prefect_events import deliver_events
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +54,7 @@ def local_server(tmp_path_factory):
         time.sleep(0.5)
     url = ensure_local_server(settings, wait_s=120)
     yield url, older, settings
+    deliver_events()  # what the tests' flows told the server, before it stops
     for line in subprocess.run(["pgrep", "-f", f"prefect server start --host 127.0.0.1 --port {port}"], capture_output=True, text=True).stdout.split():
         os.kill(int(line), signal.SIGTERM)
     older.wait(timeout=30)

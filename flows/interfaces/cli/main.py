@@ -29,6 +29,7 @@ names the skills that took the question as a verified one because their answer a
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -305,6 +306,12 @@ def _llm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table(rows: list[list[str]]) -> str:
+    """Rows as aligned columns, each line indented."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
+
 def _status(args: argparse.Namespace) -> int:
     """``evoskill status``: what runs on this machine for which workspace (this one marked), and whether each Prefect
     server stops when idle (and what keeps it up)."""
@@ -321,8 +328,7 @@ def _status(args: argparse.Namespace) -> int:
     if prefect:
         rows = [["workspace", "pid", "port", "stops when idle"]]
         rows += [[("* " if ws == here else "  ") + ws, str(pid), str(port), idle_stop_note(pid)] for pid, port, ws in prefect]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        print("Prefect servers:\n" + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows))
+        print("Prefect servers:\n" + _table(rows))
     else:
         print("no Prefect server of evoskill's running on this machine")
     record = last_record(settings)
@@ -335,8 +341,7 @@ def _status(args: argparse.Namespace) -> int:
         rows = [["workspace", "pid", "up", "stops when idle"]]
         rows += [[("* " if r.workspace == here else "  ") + r.workspace, str(r.pid), f"{(time.time() - r.started_at) / 60:.0f} min",
                   f"after {r.idle_stop_s:.0f} s" if r.idle_stop_s else "never"] for r in services]  # fmt: skip
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        print("resident services:\n" + "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows))
+        print("resident services:\n" + _table(rows))
     else:
         print("no resident evoskill service running on this machine")
     llm = machine_servers()
@@ -364,6 +369,8 @@ def _guarded(args: argparse.Namespace) -> int:
         print(f"evoskill {args.command}: {exc.args[0]}", file=sys.stderr)
     except _expected_errors() as exc:
         print(f"evoskill {args.command}: {exc}", file=sys.stderr)
+    except BrokenPipeError:  # the reader stopped reading (| head): main ends quietly
+        raise
     except Exception as exc:  # noqa: BLE001 - the user gets a message, not a traceback
         print(log_unexpected(args.command, exc), file=sys.stderr)
     return 1
@@ -420,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
         print(f"\nevoskill {args.command}: cancelled", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # what reads the output stopped (| head): nothing more to say, and nothing at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

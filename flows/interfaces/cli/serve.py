@@ -100,9 +100,19 @@ def run_serve(args: argparse.Namespace) -> int:
         remove_listener(progress)
         prefect_ui = where.removesuffix("/api") if where.startswith("http") else None
         app = create_app(settings, prefect_ui=prefect_ui)
+        _get_ready_meanwhile(settings)
         print(f"evoskill chat on http://{args.host}:{args.port}/chat  (Prefect: {where}; login {'on' if settings.web_login else 'off'})", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _get_ready_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
+    """Load what the first answer needs (flows, the Prefect server, the warm executor) while the server starts listening."""
+    import threading
+
+    from flows.readiness import get_ready
+
+    threading.Thread(target=get_ready, args=(settings,), name="readiness", daemon=True).start()
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -114,6 +124,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     settings = check_strategies(get_settings())
     server = build_server(settings)
+    _get_ready_meanwhile(settings)
     if args.transport == "http":
         import uvicorn
 

@@ -36,6 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from deployments.settings import Settings
 from flows.interfaces.service.place import ServiceRecord
 
 __all__ = ["serve", "RoutedStream", "main"]
@@ -210,17 +211,14 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     activity: _Activity
 
 
-def _warm_up() -> None:
-    """Import what commands use, so that the first one does not wait for it."""
-    import flows.interfaces.cli.main  # noqa: F401
-    import flows.run_skill  # noqa: F401
-    import flows.solve  # noqa: F401
-    import skills.store  # noqa: F401
+def serve(socket_path: Path, record_path: Path, idle_stop_s: float, workspace: str, settings: Settings | None = None) -> None:
+    """Serve commands on ``socket_path`` until idle for ``idle_stop_s`` (0: never), SIGTERM, or the socket is removed.
+    With ``settings``, the Prefect server and the warm executor are made ready meanwhile (``flows/readiness.py``)."""
+    import flows.interfaces.cli.main  # noqa: F401 - what every command imports, before the socket opens
+    from flows.readiness import get_ready
 
-
-def serve(socket_path: Path, record_path: Path, idle_stop_s: float, workspace: str) -> None:
-    """Serve commands on ``socket_path`` until idle for ``idle_stop_s`` (0: never), SIGTERM, or the socket is removed."""
-    _warm_up()
+    if settings is not None:
+        threading.Thread(target=get_ready, args=(settings,), name="service-readiness", daemon=True).start()
     socket_path.unlink(missing_ok=True)
     server = _Server(str(socket_path), _Handler)
     os.chmod(socket_path, 0o600)
@@ -279,5 +277,5 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr = RoutedStream("stderr", sys.stderr)
     sys.stdin = RoutedStream("stdin", sys.stdin)
     quiet_terminal()
-    serve(args.socket, args.record, settings.service_idle_stop_s, str(settings.workspace.resolve()))
+    serve(args.socket, args.record, settings.service_idle_stop_s, str(settings.workspace.resolve()), settings)
     return 0
