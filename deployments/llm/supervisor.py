@@ -215,6 +215,8 @@ def _seconds_to_idle(spec: SupervisorSpec) -> float | None:
     if spec.idle_stop_s <= 0:
         return None
     beat = _heartbeat(spec.state)
+    if beat is None and not Path(spec.state.heartbeat_path).parent.is_dir():
+        return 0.0  # its workspace was removed: nobody can use it again
     if beat is None or beat[0]:
         return max(1.0, min(spec.idle_stop_s, 60.0))
     return max(0.0, spec.idle_stop_s - beat[1])

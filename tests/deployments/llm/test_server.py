@@ -429,3 +429,14 @@ def test_the_real_server_killed_between_two_calls_is_restarted(workspace, monkey
         assert "crashed: signal 9 (SIGKILL)" in (workspace / "llm-server.log").read_text()
     finally:
         stop_server(settings)
+
+
+def test_a_server_whose_workspace_was_removed_stops_itself(fake, monkeypatch):
+    """A removed workspace (a test's temporary folder, a project deleted) leaves no server running without end."""
+    import shutil
+
+    monkeypatch.setenv("EVOSKILL_EMBEDDED_IDLE_STOP_S", "2")
+    settings = get_settings()
+    state = ensure_server(settings, fake("answer"))
+    shutil.rmtree(settings.workspace.resolve())
+    assert _until(lambda: not process_alive(state.server_pid) and not process_alive(state.pid), 15.0)
