@@ -19,11 +19,15 @@ settings.load_profile("evoskill")
 
 
 @pytest.fixture(scope="session", autouse=True)
-def no_resident_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Commands run in their own process unless a test asks for the workspace's resident service; every service of a
-    test's workspace is stopped when the session ends (none is left running after the suite; no one else's is touched)."""
+def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands run in their own process unless a test asks for the workspace's resident service. When the session ends,
+    every resident service, Prefect server and embedded LLM server of a test's workspace is stopped (none is left running
+    after the suite; no one else's is touched)."""
     import os
+    import signal
 
+    from deployments.llm.server import machine_servers
+    from deployments.prefect_server import workspace_servers
     from flows.interfaces.service.client import stop_service
     from flows.interfaces.service.place import read_records
 
@@ -33,6 +37,29 @@ def no_resident_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     for record in read_records():
         if Path(record.workspace).is_relative_to(base):
             stop_service(record.pid)
+    for server in machine_servers():  # its supervisor stops it
+        if Path(server.workspace).is_relative_to(base) and server.pid:
+            _signal(server.pid, signal.SIGTERM)
+    for pid, _, workspace in workspace_servers():
+        if workspace.startswith("/") and Path(workspace).is_relative_to(base):
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if Path(f"/proc/{pid}/stat").exists() else 0
+            _signal(parent if parent > 1 and "prefect_supervisor" in _cmdline(parent) else pid, signal.SIGTERM)
+
+
+def _signal(pid: int, sig: int) -> None:
+    import os
+
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
+import textwrap
 import time
 import uuid
 from collections.abc import Callable
@@ -202,7 +203,11 @@ def _route(
 
 def _no_code_tried(found: Recall | None, settings: Settings) -> str:
     """Why a question no skill answered got no code, in one paragraph a scientist reads: the closest skills, what to do."""
-    closest = [f"{m.skill.id} ({m.skill.description.splitlines()[0][:90]})" for m in (found.skills if found else [])[:3] if m.skill.description]
+    closest = [
+        f"{m.skill.id} ({textwrap.shorten(m.skill.description.splitlines()[0], 90, placeholder='…')})"
+        for m in (found.skills if found else [])[:3]
+        if m.skill.description
+    ]
     why = (
         "the configured model (the embedded default, SmolLM2-135M) does not write working code"
         if settings.deep_path == "auto"

@@ -8,10 +8,11 @@ from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from deployments.net import free_port
-from tests.prefect_events import forget_events_to_stopped_servers
+from tests.prefect_events import deliver_events, forget_events_to_stopped_servers
 
 
 def test_events_for_a_stopped_server_are_forgotten_and_others_kept():
+    deliver_events()  # the session's worker ends: the next event starts one bound to this test's server
     server = SubprocessASGIServer(port=free_port())  # a server of its own (without a port: the session's)
     server.start(timeout=120)
     with temporary_settings({PREFECT_API_URL: server.api_url}):
@@ -31,6 +32,7 @@ def test_a_worker_bound_to_another_server_is_released_after_its_test():
 
     from tests.prefect_events import release_workers_of_other_servers
 
+    deliver_events()  # the session's worker ends: the next event starts one bound to this test's server
     server = SubprocessASGIServer(port=free_port())  # a server of its own (without a port: the session's)
     server.start(timeout=120)
     with temporary_settings({PREFECT_API_URL: server.api_url}):

@@ -22,7 +22,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVOSKILL_")}
     return env | {
         "PYTHONPATH": str(REPO), "EVOSKILL_WORKSPACE": str(tmp_path / "ws"), "EVOSKILL_CONFIG": str(tmp_path / "absent.toml"),
-        "EVOSKILL_STARTER_LIBRARY": "false", "EVOSKILL_SERVICE": "true", **extra,
+        "EVOSKILL_STARTER_LIBRARY": "false", "EVOSKILL_SERVICE": "true", "EVOSKILL_PREFECT_API": "ephemeral", **extra,
     }  # fmt: skip
 
 
