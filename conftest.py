@@ -28,6 +28,7 @@ def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
     from deployments.llm.server import machine_servers
     from deployments.prefect_server import workspace_servers
+    from deployments.supervision import command_line
     from flows.interfaces.service.client import stop_service
     from flows.interfaces.service.place import read_records
 
@@ -43,7 +44,7 @@ def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     for pid, _, workspace in workspace_servers():
         if workspace.startswith("/") and Path(workspace).is_relative_to(base):
             parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if Path(f"/proc/{pid}/stat").exists() else 0
-            _signal(parent if parent > 1 and "prefect_supervisor" in _cmdline(parent) else pid, signal.SIGTERM)
+            _signal(parent if parent > 1 and "deployments.prefect_supervisor" in (command_line(parent) or []) else pid, signal.SIGTERM)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -54,12 +55,6 @@ def _signal(pid: int, sig: int) -> None:
     except ProcessLookupError:
         pass
 
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return ""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from deployments.files import file_lock
+from deployments.supervision import process_alive
 from flows.interfaces.service.place import ServicePlace, UnsafeRuntimeDir, service_place
 
 __all__ = ["run_in_service", "ServiceUnavailable", "connect"]
@@ -39,10 +42,7 @@ def _open(place: ServicePlace) -> socket.socket | None:
 
 def _start(place: ServicePlace, log: Path, timeout_s: float) -> socket.socket:
     """Start the service (once, under its lock: a second client waits for the first's) and connect to it."""
-    import fcntl
-
-    with open(place.lock, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(place.lock):
         conn = _open(place)
         if conn is not None:
             return conn
@@ -128,14 +128,12 @@ def _relay(message: dict[str, Any], conn: socket.socket) -> int | None:
 def stop_service(pid: int, grace_s: float = 10.0) -> bool:
     """Stop a service by its pid (SIGTERM); whether it is gone within ``grace_s``."""
     try:
-        os.kill(pid, 15)
+        os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return True
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
+    while process_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(_POLL_S)
-    return False
+    return True

@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployments.supervision import command_line
+
 __all__ = ["ServicePlace", "service_place", "runtime_dir", "code_stamp", "ServiceRecord", "read_records", "UnsafeRuntimeDir"]
 
 _PACKAGES = ("flows", "tasks", "skills", "deployments", "benchmarks")
@@ -96,9 +98,9 @@ def read_records() -> list[ServiceRecord]:
     for path in sorted(folder.glob("*.json")):
         try:
             record = ServiceRecord(**json.loads(path.read_text()))
-            argv = Path(f"/proc/{record.pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except (OSError, ValueError, TypeError):
             continue
+        argv = command_line(record.pid) or []
         expected = ["-m", "flows.interfaces.service", "--socket", str(folder / f"{path.stem}.sock"), "--record", str(path)]
         if record.key == path.stem and record.socket == expected[3] and argv[1:7] == expected:  # that service, not a pid reused
             found.append(record)

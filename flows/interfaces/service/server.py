@@ -254,13 +254,12 @@ def serve(socket_path: Path, record_path: Path, idle_stop_s: float, workspace: s
 
 def _remove_lock(path: Path) -> None:
     """Remove the start lock where no client holds it (one waiting to start a service keeps it)."""
-    import fcntl
+    from deployments.files import LockHeld, file_lock
 
     try:
-        with open(path, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with file_lock(path, wait=False):
             path.unlink()
-    except OSError:
+    except (LockHeld, OSError):
         pass
 
 
