@@ -59,13 +59,18 @@ def _signal(pid: int, sig: int) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def prefect_harness() -> Iterator[None]:
-    """Every test runs against one ephemeral Prefect API, with flow heartbeats off."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    """Every test runs against one ephemeral Prefect API, with flow heartbeats off.
+
+    Its database is SQLite: where many flow runs write at once (the concurrency tests), it answers "503, database is
+    locked" for a while, which the client retries. Seven retries (about four minutes of backoff at most) rather than
+    Prefect's five (one minute): on two busy cores a burst outlasted five.
+    """
+    from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
     from tests.prefect_events import forget_events_to_stopped_servers
 
-    with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+    with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None, PREFECT_CLIENT_MAX_RETRIES: 7}):
         yield
         forget_events_to_stopped_servers()  # the harness then drains the rest, to servers that answer
 

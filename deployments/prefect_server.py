@@ -34,6 +34,7 @@ from typing import Any, Iterator
 
 from prefect.settings import (
     PREFECT_API_URL,
+    PREFECT_CLIENT_MAX_RETRIES,
     PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
     temporary_settings,
 )
@@ -64,6 +65,7 @@ def _quiet_env() -> dict[str, str]:
 
 
 _DATABASE = "PREFECT_SERVER_DATABASE_CONNECTION_URL"
+_SQLITE_CLIENT_RETRIES = 7
 
 
 def _port_file(settings: Settings) -> Path:
@@ -324,12 +326,19 @@ def _held(settings: Settings) -> Iterator[None]:
 
 @contextmanager
 def prefect_runtime(settings: Settings) -> Iterator[str]:
-    """Run flows against the configured API with heartbeats off (each costs ~1 s per flow run)."""
-    updates: dict[Any, str | None] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    """Run flows against the configured API with heartbeats off (each costs ~1 s per flow run).
+
+    Against the local or ephemeral server, whose database is SQLite, the client retries an answer "503, database is
+    locked" seven times (about four minutes of backoff at most) rather than Prefect's five (one minute): many solves at
+    once lock it for longer than that. ``PREFECT_CLIENT_MAX_RETRIES`` in the environment wins.
+    """
+    updates: dict[Any, Any] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     where = "ephemeral"
     held: AbstractContextManager[None] = nullcontext()
     os.environ.update({**_quiet_env(), **os.environ})  # an ephemeral server is a child process started from this environment
     safe_path_for_children()  # and from this folder, as python -m uvicorn: not importing from it
+    if not os.environ.get("PREFECT_API_URL") and "PREFECT_CLIENT_MAX_RETRIES" not in os.environ:
+        updates[PREFECT_CLIENT_MAX_RETRIES] = _SQLITE_CLIENT_RETRIES
     if os.environ.get("PREFECT_API_URL"):
         where = os.environ["PREFECT_API_URL"]
     elif settings.prefect_api == "local-server":

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from deployments.job_runners import JobOutcome, JobRunner, job_runner
 from deployments.progress import report
-from deployments.run_states import failed_state, outcome_of
+from deployments.run_states import failed_state, kept, outcome_of
 from deployments.settings import get_settings
 from skills.domain import checked_params
 from skills.maker import SkillMaker
@@ -88,7 +88,7 @@ def run_skill_flow(skill_ref: str, params: dict[str, Any] | None = None, executo
     create_markdown_artifact(markdown=f"**{skill.id}**({params_text(bound)}) → {result}", key="skill-run", description="skill run")
     report("run-skill", "done" if output.success else "failed", repr(output.answer) if output.success else output.error or "")
     if output.success:
-        return output
+        return kept(output)
     return failed_state(output, f"{skill.id} gave no answer: {output.error or 'no result'}")  # type: ignore[return-value]  # the run ends Failed; run_skill gives callers the output
 
 

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from deployments.job_runners import JobOutcome, job_runner
 from deployments.progress import report
-from deployments.run_states import failed_state, outcome_of
+from deployments.run_states import failed_state, kept, outcome_of
 from deployments.settings import get_settings
 from flows.run_skill import job_label, store_outcomes
 from skills.documents import BatchItem, Skill, SkillBatch
@@ -194,7 +194,7 @@ def run_skill_batch_flow(
     store.record_uses(skill, len(jobs), succeeded)
     summary = _finish(store, batch, skill, len(jobs), started)
     if not summary.failed:
-        return summary
+        return kept(summary)
     shown_failures = ", ".join(str(f.index) for f in summary.failures)
     return failed_state(summary, f"{summary.failed} of {summary.size} items failed (items {shown_failures}); "  # type: ignore[return-value]  # the run ends Failed; run_skill_batch gives callers the summary
                         f"rerun them with batch_id={summary.batch_id}")  # fmt: skip

@@ -23,7 +23,6 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
-from prefect.states import Cancelled
 
 from deployments.cancel import cancel_requested
 from deployments.files import write_atomic
@@ -31,7 +30,7 @@ from deployments.llm.client import LLMClient, make_client
 from deployments.llm.transport import LLMError
 from deployments.progress import report
 from deployments.run_outputs import OutputRefused, copy_images, read_image
-from deployments.run_states import failed_state, outcome_of
+from deployments.run_states import cancelled_state, failed_state, kept, outcome_of
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings, get_settings
 from flows.deep_solve import DeepSolveOutcome, run_deep_solve
@@ -378,9 +377,9 @@ def solve_flow(
         settings = settings.model_copy(update={"learn": False})
     result = run_solve(query, settings, session=session, user=user, accept_suggestion=accept_suggestion)
     if result.success or result.path in ("clarify", "feedback"):
-        return result
+        return kept(result)
     if cancel_requested():
-        return Cancelled(message="cancelled by its caller", data=result)  # type: ignore[return-value]  # the run ends Cancelled; solve() gives callers the result
+        return cancelled_state(result, "cancelled by its caller")  # type: ignore[return-value]  # the run ends Cancelled; solve() gives callers the result
     return failed_state(result, f"no answer: {result.error or 'no attempt produced one'}")  # type: ignore[return-value]  # the run ends Failed; solve() gives callers the result
 
 

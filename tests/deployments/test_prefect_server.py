@@ -18,7 +18,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName, FlowRunFilter, FlowRunFilterId
-from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.settings import PREFECT_API_URL, PREFECT_CLIENT_MAX_RETRIES, temporary_settings
 
 from deployments import prefect_server
 from deployments.interpreter import isolation_flags
@@ -215,3 +215,21 @@ def test_the_ephemeral_server_prefect_starts_does_not_import_from_the_users_fold
         version = subprocess.run([sys.executable, "-m", "uvicorn", "--version"], cwd=here, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert version.returncode == 0 and "uvicorn" in version.stdout.lower(), version.stderr[-2000:]
     assert not marker.exists()
+
+
+def test_the_client_waits_out_a_locked_sqlite_database_unless_told_otherwise(workspace, monkeypatch):
+    """Against its own SQLite-backed server the client retries "503, database is locked" seven times; a user's
+    ``PREFECT_CLIENT_MAX_RETRIES``, or an API of the user's own, keeps Prefect's setting."""
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("PREFECT_CLIENT_MAX_RETRIES", raising=False)
+    with temporary_settings({PREFECT_CLIENT_MAX_RETRIES: 5}):
+        with prefect_runtime(get_settings(prefect_api="ephemeral")):
+            assert PREFECT_CLIENT_MAX_RETRIES.value() == 7
+        monkeypatch.setenv("PREFECT_CLIENT_MAX_RETRIES", "3")
+        with prefect_runtime(get_settings(prefect_api="ephemeral")):
+            assert PREFECT_CLIENT_MAX_RETRIES.value() == 5
+        monkeypatch.delenv("PREFECT_CLIENT_MAX_RETRIES")
+        monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+        with prefect_runtime(get_settings(prefect_api="ephemeral")):
+            assert PREFECT_CLIENT_MAX_RETRIES.value() == 5
