@@ -8,8 +8,9 @@ from prefect import flow, unmapped
 from prefect.futures import PrefectFuture
 from pydantic import BaseModel, Field
 
+from deployments.cancel import cancel_requested
 from deployments.llm.client import LLMClient
-from deployments.run_states import failed_state, kept, outcome_of
+from deployments.run_states import cancelled_state, failed_state, kept, outcome_of
 from deployments.settings import Settings
 from deployments.task_runners import task_runner
 from tasks.code_agent import code_agent
@@ -73,6 +74,8 @@ def deep_solve(request: SolveRequest, llm: LLMClient, settings: Settings) -> Dee
             llm.absorb(branch.llm_calls)
     answer = run_stage(output_processor, request, first, branches)
     outcome = DeepSolveOutcome(research=researched, code_agent=first, debug=branches, answer=answer)
+    if not answer.success and cancel_requested():
+        return cancelled_state(outcome, "cancelled by its caller")  # type: ignore[return-value]  # the run ends Cancelled, as its parent solve does
     return kept(outcome) if answer.success else failed_state(outcome, f"no answer: {answer.error or 'every attempt failed'}")  # type: ignore[return-value]  # the run ends Failed; run_deep_solve gives callers the outcome
 
 

@@ -129,15 +129,23 @@ def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path, serv
         while (state := _solve_run_state(query)) != "CANCELLED":
             assert time.monotonic() < deadline, f"the solve's flow run is {state}"
             time.sleep(0.2)
+        assert _solve_run_state(query, "deep-solve") == "CANCELLED"  # and so is its deep-solve subflow
 
 
-def _solve_run_state(query: str) -> str | None:
+def _solve_run_state(query: str, flow: str = "solve") -> str | None:
+    """The state of the newest ``solve`` flow run for ``query``, or of the ``deep-solve`` subflow under it."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.sorting import FlowRunSort
 
     with get_client(sync_client=True) as client:
         runs = client.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=50)
-    return next((r.state.type.value for r in runs if r.parameters.get("query") == query and r.state is not None), None)
+        solves = [r for r in runs if r.parameters.get("query") == query and r.state is not None]
+        if flow == "solve" or not solves:
+            return solves[0].state.type.value if solves else None
+        parent = solves[0].id
+        subflows = [r for r in runs if r.name == flow and r.parent_task_run_id is not None and r.state is not None
+                    and client.read_task_run(r.parent_task_run_id).flow_run_id == parent]  # fmt: skip
+    return subflows[0].state.type.value if subflows else None
 
 
 def _runs_in(process: Path, runs: Path) -> bool:
