@@ -38,9 +38,14 @@ def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     for record in read_records():
         if Path(record.workspace).is_relative_to(base):
             stop_service(record.pid)
-    for server in machine_servers():  # its supervisor stops it
-        if Path(server.workspace).is_relative_to(base) and server.pid:
-            _signal(server.pid, signal.SIGTERM)
+    state_homes = [os.environ.get("XDG_STATE_HOME"), *(str(r.parents[1]) for r in base.glob("*/*/evoskill/llm-servers"))]
+    for state_home in state_homes:  # the machine's registry, and those of tests that set XDG_STATE_HOME of their own
+        with pytest.MonkeyPatch.context() as env:
+            if state_home:
+                env.setenv("XDG_STATE_HOME", state_home)
+            for server in machine_servers():  # its supervisor stops it
+                if Path(server.workspace).is_relative_to(base) and server.pid:
+                    _signal(server.pid, signal.SIGTERM)
     for pid, _, workspace in workspace_servers():
         if workspace.startswith("/") and Path(workspace).is_relative_to(base):
             parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if Path(f"/proc/{pid}/stat").exists() else 0

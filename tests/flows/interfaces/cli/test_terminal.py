@@ -98,7 +98,8 @@ def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path, serv
     import time
 
     script = tmp_path / "script.json"
-    slow = "import time\ntime.sleep(120)\nprint(4)\n"
+    mark = f"120.{os.getpid()}{time.monotonic_ns() % 10_000}"  # the code becomes `sleep MARK`: seen from here, warm run or cold
+    slow = f"import os\nos.execv('/bin/sleep', ['sleep', '{mark}'])\n"
     script.write_text(json.dumps({"replies": [{"stage": "research", "content": {"packages": [], "code": slow}}] * 3}))
     query = f"{QUERY[:-1]} ({tmp_path.name})."
     env = {key: value for key, value in os.environ.items() if not key.startswith("EVOSKILL_")}
@@ -110,9 +111,8 @@ def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path, serv
     }  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-m", "flows.interfaces.cli.main", "solve", query], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=REPO, start_new_session=True)  # fmt: skip
-    runs = tmp_path / "ws" / "runs"
     deadline = time.monotonic() + 180
-    while not (runs.is_dir() and any(runs.iterdir())):  # the generated code is running
+    while not _sleeping(mark):  # the generated code is running
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.2)
     time.sleep(1)
@@ -121,7 +121,7 @@ def test_ctrl_c_on_a_solve_ends_it_with_one_line_and_no_traceback(tmp_path, serv
     assert proc.returncode == 130, stderr[-3000:]
     assert "Traceback" not in stdout + stderr and stderr.rstrip().endswith("evoskill solve: cancelled"), stderr[-3000:]
     deadline = time.monotonic() + 5
-    while left := [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs_in(p, runs)]:  # the generated code stopped too
+    while left := _sleeping(mark):  # the generated code stopped too
         assert time.monotonic() < deadline, f"still running: {left}"
         time.sleep(0.2)
     if service == "true":  # the service's flow run ends Cancelled, not left Running
@@ -148,11 +148,16 @@ def _solve_run_state(query: str, flow: str = "solve") -> str | None:
     return subflows[0].state.type.value if subflows else None
 
 
-def _runs_in(process: Path, runs: Path) -> bool:
-    try:
-        return str(runs).encode() in (process / "cmdline").read_bytes() or (process / "cwd").resolve().is_relative_to(runs)
-    except OSError:
-        return False
+def _sleeping(mark: str) -> list[str]:
+    """The processes running ``sleep MARK`` (the generated code, in whichever executor and namespace it runs)."""
+    found = []
+    for process in Path("/proc").iterdir():
+        try:
+            if process.name.isdigit() and (process / "cmdline").read_bytes() == f"sleep\0{mark}\0".encode():
+                found.append(process.name)
+        except OSError:
+            pass
+    return found
 
 
 def test_prefect_imported_after_the_terminal_went_quiet_stays_quiet(tmp_path):
