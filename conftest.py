@@ -27,8 +27,7 @@ def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     import signal
 
     from deployments.llm.server import machine_servers
-    from deployments.prefect_server import workspace_servers
-    from deployments.supervision import command_line
+    from deployments.prefect_server import supervisor_of, workspace_servers
     from flows.interfaces.service.client import stop_service
     from flows.interfaces.service.place import read_records
 
@@ -48,8 +47,7 @@ def no_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
                     _signal(server.pid, signal.SIGTERM)
     for pid, _, workspace in workspace_servers():
         if workspace.startswith("/") and Path(workspace).is_relative_to(base):
-            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if Path(f"/proc/{pid}/stat").exists() else 0
-            _signal(parent if parent > 1 and "deployments.prefect_supervisor" in (command_line(parent) or []) else pid, signal.SIGTERM)
+            _signal(supervisor_of(pid) or pid, signal.SIGTERM)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -67,15 +65,16 @@ def prefect_harness() -> Iterator[None]:
     """Every test runs against one ephemeral Prefect API, with flow heartbeats off.
 
     Its database is SQLite: where many flow runs write at once (the concurrency tests), it answers "503, database is
-    locked" for a while, which the client retries. Seven retries (about four minutes of backoff at most) rather than
-    Prefect's five (one minute): on two busy cores a burst outlasted five.
+    locked" for a while, which the client retries as often as against evoskill's own SQLite-backed server (on two busy
+    cores a burst outlasted Prefect's five retries).
     """
     from prefect.settings import PREFECT_CLIENT_MAX_RETRIES, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
+    from deployments.prefect_server import SQLITE_CLIENT_RETRIES
     from tests.prefect_events import forget_events_to_stopped_servers
 
-    with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None, PREFECT_CLIENT_MAX_RETRIES: 7}):
+    with prefect_test_harness(server_startup_timeout=120), temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None, PREFECT_CLIENT_MAX_RETRIES: SQLITE_CLIENT_RETRIES}):
         yield
         forget_events_to_stopped_servers()  # the harness then drains the rest, to servers that answer
 

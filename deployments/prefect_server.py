@@ -48,9 +48,11 @@ from deployments.supervision import command_line
 from deployments.workspace import PRIVATE_UMASK, prepare_workspace
 
 __all__ = [
+    "SQLITE_CLIENT_RETRIES",
     "ensure_local_server",
     "idle_stop_note",
     "last_record",
+    "supervisor_of",
     "prefect_runtime",
     "server_env",
     "server_port",
@@ -65,7 +67,7 @@ def _quiet_env() -> dict[str, str]:
 
 
 _DATABASE = "PREFECT_SERVER_DATABASE_CONNECTION_URL"
-_SQLITE_CLIENT_RETRIES = 7
+SQLITE_CLIENT_RETRIES = 7  # "503, database is locked" retried this often (Prefect's default: 5) against a SQLite-backed API
 
 
 def _port_file(settings: Settings) -> Path:
@@ -177,7 +179,7 @@ def _stale(pid: int, argv: list[str], env: dict[str, str], wanted: dict[str, str
     return not isolated or not private or "--no-services" in argv or any(env.get(k) != v for k, v in wanted.items())
 
 
-def _supervisor_of(pid: int) -> int | None:
+def supervisor_of(pid: int) -> int | None:
     """The pid of the supervisor running server ``pid`` as its child, or None (started without one)."""
     try:
         parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -197,7 +199,7 @@ def _stop_stale(port: int, wanted: dict[str, str], unsupervised: bool = False) -
     ``unsupervised``, without a supervisor, so that one started as now takes its place; another workspace's server is
     never stopped. A supervised server is stopped through its supervisor, which records it."""
     for pid, argv, env in _servers_on(port):
-        supervisor = _supervisor_of(pid)
+        supervisor = supervisor_of(pid)
         if not _ours(env, wanted) or not (_stale(pid, argv, env, wanted) or (unsupervised and supervisor is None)):
             continue
         try:
@@ -288,7 +290,7 @@ def idle_stop_note(pid: int) -> str:
     """Whether server ``pid`` stops when idle, and what keeps it up where its last idle check said."""
     record = _record_of(pid)
     if record is None:
-        supervised = _supervisor_of(pid) is not None
+        supervised = supervisor_of(pid) is not None
         return "unknown (its record is not readable)" if supervised else "never (started without a supervisor)"
     if record.idle_stop_s <= 0:
         return "never (EVOSKILL_PREFECT_SERVER_IDLE_STOP_S=0)"
@@ -337,13 +339,14 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
     held: AbstractContextManager[None] = nullcontext()
     os.environ.update({**_quiet_env(), **os.environ})  # an ephemeral server is a child process started from this environment
     safe_path_for_children()  # and from this folder, as python -m uvicorn: not importing from it
-    if not os.environ.get("PREFECT_API_URL") and "PREFECT_CLIENT_MAX_RETRIES" not in os.environ:
-        updates[PREFECT_CLIENT_MAX_RETRIES] = _SQLITE_CLIENT_RETRIES
     if os.environ.get("PREFECT_API_URL"):
         where = os.environ["PREFECT_API_URL"]
-    elif settings.prefect_api == "local-server":
-        where = ensure_local_server(settings)
-        updates[PREFECT_API_URL] = where
-        held = _held(settings)
+    else:  # evoskill's own server, local or ephemeral: SQLite behind it
+        if "PREFECT_CLIENT_MAX_RETRIES" not in os.environ:
+            updates[PREFECT_CLIENT_MAX_RETRIES] = SQLITE_CLIENT_RETRIES
+        if settings.prefect_api == "local-server":
+            where = ensure_local_server(settings)
+            updates[PREFECT_API_URL] = where
+            held = _held(settings)
     with held, temporary_settings(updates=updates):
         yield where
