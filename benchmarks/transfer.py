@@ -54,6 +54,12 @@ class TransferRow(BaseModel):
     expected: JsonValue = None
     params: dict[str, JsonValue] = Field(default_factory=dict)
     reason: str = Field(default="", description="Why it declined, or why the answer is wrong.")
+    recalled: list[str] = Field(default_factory=list, description="The skills retrieval recalled, best first.")
+
+    @property
+    def family_recalled(self) -> bool:
+        """Whether retrieval recalled a skill of the row's own family (among ``recalled``: the top ``memory_top_k``)."""
+        return any(_family_of(skill_id) == self.family for skill_id in self.recalled)
 
 
 class FamilyScore(BaseModel):
@@ -64,6 +70,7 @@ class FamilyScore(BaseModel):
     wrong: int = Field(default=0, description="Variants answered wrongly plus distractors answered at all.")
     distractors: int = 0
     distractors_declined: int = 0
+    recalled: int = Field(default=0, description="Variants whose own family's skill retrieval recalled (in its top k).")
 
 
 class TransferReport(BaseModel):
@@ -75,17 +82,20 @@ class TransferReport(BaseModel):
     def totals(self) -> FamilyScore:
         total = FamilyScore(family="all")
         for f in self.families:
-            for key in ("variants", "correct", "declined", "wrong", "distractors", "distractors_declined"):
+            for key in ("variants", "correct", "declined", "wrong", "distractors", "distractors_declined", "recalled"):
                 setattr(total, key, getattr(total, key) + getattr(f, key))
         return total
 
     def markdown(self) -> str:
         lines = [
-            "| family | variants correct | declined | wrong | distractors declined |",
-            "|---|---|---|---|---|",
+            "| family | variants correct | declined | wrong | distractors declined | family recalled |",
+            "|---|---|---|---|---|---|",
         ]
         for f in [*self.families, self.totals]:
-            lines.append(f"| {f.family} | {f.correct}/{f.variants} | {f.declined} | {f.wrong} | {f.distractors_declined}/{f.distractors} |")
+            lines.append(
+                f"| {f.family} | {f.correct}/{f.variants} | {f.declined} | {f.wrong} | {f.distractors_declined}/{f.distractors} "
+                f"| {f.recalled}/{f.variants} |"
+            )
         return "\n".join(lines)
 
 
@@ -108,6 +118,11 @@ class SkillAnswer(BaseModel):
     answer: JsonValue = None
     params: dict[str, JsonValue] = Field(default_factory=dict)
     reason: str = ""
+    recalled: list[str] = Field(default_factory=list, description="The skills retrieval recalled, best first.")
+
+
+def _family_of(skill_id: str) -> str:
+    return skill_id.rsplit("-v", 1)[0]
 
 
 def transfer_report(
@@ -126,7 +141,7 @@ def transfer_report(
         asked = ask(query)
         skill_id, answer, params, reason = asked.skill_id, asked.answer, asked.params, asked.reason
         verdict: Verdict = "declined"
-        own = skill_id is not None and skill_id.rsplit("-v", 1)[0] == family.family
+        own = skill_id is not None and _family_of(skill_id) == family.family
         if skill_id is not None:
             if role == "distractor" and (own or expected is None):
                 verdict, reason = "wrong", f"a distractor was answered by {skill_id}"
@@ -137,7 +152,7 @@ def transfer_report(
         report.rows.append(
             TransferRow(
                 family=family.family, id=qid, role=role, query=query, verdict=verdict, skill_id=skill_id, answer=answer,
-                expected=expected, params=params, reason=reason,
+                expected=expected, params=params, reason=reason, recalled=asked.recalled,
             )
         )  # fmt: skip
         if progress is not None:
@@ -148,6 +163,7 @@ def transfer_report(
         for row in rows:
             if row.role == "variant":
                 score.variants += 1
+                score.recalled += row.family_recalled
                 setattr(score, row.verdict, getattr(score, row.verdict) + 1)
             else:
                 score.distractors += 1

@@ -35,14 +35,15 @@ def ask_skills(query: str, store: SkillStore, settings: Settings) -> SkillAnswer
     """The skill path alone: recall, choose a skill that binds the question, run it; no code is written."""
     request = SolveRequest(query=query, spec=read_answer_spec(query))
     found = recall(query, store, settings)
+    recalled = [match.skill.id for match in found.skills]
     choice = choose_recalled(request, found, settings)
     reasons = [f"{d.skill_id}: {d.reason}" for d in choice.declined]
     if choice.match is None or choice.binding is None:
-        return SkillAnswer(reason="; ".join(reasons) or "no skill recalled")
+        return SkillAnswer(reason="; ".join(reasons) or "no skill recalled", recalled=recalled)
     run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
     if not run.success:
-        return SkillAnswer(params=dict(run.params), reason="; ".join([*reasons, f"{run.skill_id}: {run.error}"]))
-    return SkillAnswer(skill_id=run.skill_id, answer=run.answer, params=dict(run.params))
+        return SkillAnswer(params=dict(run.params), reason="; ".join([*reasons, f"{run.skill_id}: {run.error}"]), recalled=recalled)
+    return SkillAnswer(skill_id=run.skill_id, answer=run.answer, params=dict(run.params), recalled=recalled)
 
 
 @flow(name="transfer", flow_run_name="transfer: {paths[0]}", log_prints=False)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
@@ -62,6 +63,7 @@ from skills.numeric import (
     ties,
     units_differ,
 )  # fmt: skip
+from skills.parameter import Parameter
 from skills.retrieval import split_name
 from skills.structures import StructureMention, structure_mentions, structures, unknown_structure
 from skills.substances import (
@@ -79,6 +81,7 @@ from skills.substances import (
     whole_of,
 )  # fmt: skip
 from skills.terms import explaining_forms, explains, is_everyday, is_phrase, is_technical
+from skills.units import converted
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
@@ -88,21 +91,21 @@ class Binding(BaseModel):
     bound: list[BoundValue] = Field(default_factory=list)
 
 
-def _source(question: str, mentions: list[Mention], name: str, prop: dict[str, Any], kind: str) -> Mention | None:
+def _source(question: str, mentions: list[Mention], name: str, prop: Parameter, kind: str) -> Mention | None:
     """The mention of the verified question that a parameter's default came from."""
-    default = prop.get("default")
+    default = prop.default
     for mention in mentions:
         if kind == "number" or kind == "integer":
             if mention.kind == "number" and isinstance(default, (int, float)) and mention.number == float(default):
                 return mention
         elif kind in ENTITY_KINDS and value_of(mention, kind) is not None and same_value(kind, value_of(mention, kind), default):
             return mention
-        elif kind == "formula" and prop.get("derives") and mention.formula and same_formula(mention.formula, str(default)):
+        elif kind == "formula" and prop.derives and mention.formula and same_formula(mention.formula, str(default)):
             return mention
     return None
 
 
-def _check_value(name: str, prop: dict[str, Any], value: Any) -> None:
+def _check_value(name: str, prop: Parameter, value: Any) -> None:
     """Refuse a value outside what the skill was verified for (``skills/domain.py``: kind, bounds, make-up)."""
     problem = value_problem(name, prop, value)
     if problem:
@@ -113,8 +116,8 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     """What the skill was verified on, in words (every form of them): its questions, description, parameter words and the
     names its code uses."""
     texts = [skill.provenance.query or skill.description, *skill.provenance.queries, skill.description, skill.name.replace("_", " ")]
-    for name, prop in skill.parameters.get("properties", {}).items():
-        texts += [name.replace("_", " "), str(prop.get("description", ""))]
+    for name, prop in skill.parameters.properties.items():
+        texts += [name.replace("_", " "), prop.description or ""]
     texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
     return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
 
@@ -204,7 +207,7 @@ def _answer_differs(skill: Skill, query: str) -> str | None:
 def bind(skill: Skill, query: str) -> Binding:
     """Parameters for ``skill`` from ``query``, each tied to the question's words; ``BindingDeclined`` when unsure."""
     verified = skill.provenance.query or skill.description
-    properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
+    properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
     asked, known = find_mentions(query), find_mentions(verified)
     tables = [name for name, kind in kinds.items() if kind == "entries"]
@@ -295,7 +298,7 @@ def _bind_substances(
 ) -> list[Mention] | None:
     """Give each substance the question states to the one parameter of its kind (``skills/substances.py``), else decline;
     returns the substance left to no parameter because the answer was shown not to depend on it, if there is one."""
-    properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
+    properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
     slots = sorted(
         ((n, k) for n, k in kinds.items() if k in ENTITY_KINDS),
@@ -324,14 +327,14 @@ def _bind_substances(
 
 
 def _bind_entries(
-    binding: Binding, tables: list[str], properties: dict[str, dict[str, Any]], pairs: list[tuple[Mention, Mention]], query: str
+    binding: Binding, tables: list[str], properties: Mapping[str, Parameter], pairs: list[tuple[Mention, Mention]], query: str
 ) -> None:
     """Give the skill's one list of entries the (substance, number) entries the question lists, else decline."""
     if len(tables) > 1:
         raise BindingDeclined(f"cannot tell which list of entries the question gives: {' or '.join(tables)}")
     name = tables[0]
     if not pairs:
-        raise BindingDeclined(f"the question lists no entries for {name} (a substance and its number each, as in {properties[name].get('source')!r})")
+        raise BindingDeclined(f"the question lists no entries for {name} (a substance and its number each, as in {properties[name].source!r})")
     for substance, number in pairs:  # "Li2O2 -1.4 per atom", "LiO2 -231.6 kJ/mol", "(per two formula units)": not the list's basis
         after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
         rest = after.group() if after else query[number.end :]
@@ -343,7 +346,7 @@ def _bind_entries(
     binding.bound.append(BoundValue(name=name, value=value, words=", ".join(f"{a.text} {b.text}" for a, b in pairs)))
 
 
-def _bind_structure(binding: Binding, names: list[str], properties: dict[str, dict[str, Any]], named: list[StructureMention]) -> None:
+def _bind_structure(binding: Binding, names: list[str], properties: Mapping[str, Parameter], named: list[StructureMention]) -> None:
     """Give the skill's structure parameter the one structure type the question names, else decline."""
     kinds = sorted({m.name for m in named})
     if len(kinds) > 1 or len(names) > 1:
@@ -372,7 +375,7 @@ def _another_isomer(code: str, binding: Binding, query: str) -> str | None:
     return None
 
 
-def _other_substances(free: list[Mention] | None, binding: Binding, properties: dict[str, dict[str, Any]]) -> list[str]:
+def _other_substances(free: list[Mention] | None, binding: Binding, properties: Mapping[str, Parameter]) -> list[str]:
     """The substances the question puts in the verified one's place: one no parameter takes (``free``; "" when it is
     neither an element nor a formula) and each substance parameter given another value."""
     found = [group_value(free, "element") or group_value(free, "formula") or ""] if free is not None else []
@@ -380,7 +383,7 @@ def _other_substances(free: list[Mention] | None, binding: Binding, properties: 
 
 
 def _bind_numbers(
-    binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, verified: str,
+    binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], query: str, verified: str,
     asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
     tunables: list[str],
 ) -> None:  # fmt: skip
@@ -407,7 +410,7 @@ def _bind_numbers(
     for mention in numbers:
         strengths = {name: ties(query, mention, name, properties[name], substance_words) for name in numeric}
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
-            unit = properties[ranged[mention.start]].get("unit")  # "from 350 to 370 pm" never sets a range in Å
+            unit = properties[ranged[mention.start]].unit  # "from 350 to 370 pm" never sets a range in Å
             strengths = {name: 4.0 if name == ranged[mention.start] and not units_differ(mention.unit, unit) else 0.0 for name in numeric}
         listed_with = partner(query, asked, mention)
         words = {b.name: b.words for b in binding.bound}
@@ -441,13 +444,18 @@ def _bind_numbers(
         if name in binding.params:
             raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         number = float(mention.number or 0.0)
+        if units_differ(mention.unit, properties[name].unit):  # "a = 0.352 nm" is 3.52 Å; 300 K is no length
+            in_unit = converted(number, mention.unit, properties[name].unit)
+            if in_unit is None:
+                raise BindingDeclined(f"the question states {mention.text} in {mention.unit}; {name} is in {properties[name].unit}")
+            number = in_unit
         _check_value(name, properties[name], number)
         binding.params[name] = int(number) if kinds[name] == "integer" else number
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))
 
 
 def _bind_defaults(
-    binding: Binding, properties: dict[str, dict[str, Any]], kinds: dict[str, str], query: str, tunables: list[str], free: list[Mention] | None
+    binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], query: str, tunables: list[str], free: list[Mention] | None
 ) -> None:
     """Leave each parameter the question does not state at its verified default, where that default can stand: a number
     for another substance (a substance parameter changed, or ``free``, one no parameter takes: germanium never takes
@@ -460,13 +468,13 @@ def _bind_defaults(
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
         if (changed or free is not None) and kinds[name] in ("number", "integer") and name not in tunables:
             substance, owner = (
-                (binding.params[changed[0]], properties[changed[0]].get("default")) if changed else (free[0].text if free else "", "another substance")
+                (binding.params[changed[0]], properties[changed[0]].default) if changed else (free[0].text if free else "", "another substance")
             )
-            raise BindingDeclined(f"the question does not state {name} for {substance}; the verified {prop.get('default')} belongs to {owner}")
+            raise BindingDeclined(f"the question does not state {name} for {substance}; the verified {prop.default} belongs to {owner}")
         if kinds[name] in ENTITY_KINDS:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")
-        binding.params[name] = prop.get("default")
-        binding.bound.append(BoundValue(name=name, value=prop.get("default"), words=DEFAULT_WORDS))
+        binding.params[name] = prop.default
+        binding.bound.append(BoundValue(name=name, value=prop.default, words=DEFAULT_WORDS))
 
 
 _LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|b)(?:1|2)?(?![a-z])")
@@ -501,15 +509,17 @@ def _counts_alike(mention: Mention, source: Mention | None) -> bool:
     return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
 
 
-def _is_default(prop: dict[str, Any], number: float | None) -> bool:
-    default = prop.get("default")
+def _is_default(prop: Parameter, number: float | None) -> bool:
+    default = prop.default
     return number is not None and isinstance(default, (int, float)) and not isinstance(default, bool) and float(default) == number
 
 
-def ran_with(bound: list[BoundValue], params: dict[str, Any]) -> list[BoundValue]:
-    """Every parameter a skill runs with (``params``, defaults filled in), each with the question's words where it had them."""
+def ran_with(bound: list[BoundValue], params: dict[str, Any], skill: Skill | None = None) -> list[BoundValue]:
+    """Every parameter a skill runs with (``params``, defaults filled in), each with the question's words where it had them
+    and, given the ``skill``, the unit it takes the value in."""
     words = {b.name: b.words for b in bound}
-    return [BoundValue(name=name, value=value, words=words.get(name, DEFAULT_WORDS)) for name, value in params.items()]
+    units = {name: prop.unit for name, prop in skill.parameters.properties.items()} if skill is not None else {}
+    return [BoundValue(name=name, value=value, words=words.get(name, DEFAULT_WORDS), unit=units.get(name)) for name, value in params.items()]
 
 
 def _speaks_of(query: str, name: str) -> bool:

@@ -25,6 +25,7 @@ __all__ = [
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
     "homonuclear", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_symbol", "formula_counts", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
+    "ring_chain_tautomers",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d+)+")  # a bracketed group takes a count: Ca3(PO4)2, Mg(OH)2
@@ -118,6 +119,22 @@ def flat_smiles(text: str) -> str | None:
         return None
     _rdkit().RemoveStereochemistry(mol)
     return str(_rdkit().MolToSmiles(mol))
+
+
+def ring_chain_tautomers(chain: str, ring: str) -> bool:
+    """Whether two SMILES are the open-chain and ring forms of one molecule: the same formula, and the ring form has one more
+    ring and one C=O fewer (glucose's aldehyde closed to its pyranose hemiacetal). Other isomers (ethanol, COC) are not.
+
+    >>> ring_chain_tautomers("O=C[C@H](O)[C@@H](O)[C@H](O)[C@H](O)CO", "OCC1OC(O)C(O)C(O)C1O"), ring_chain_tautomers("CCO", "COC")
+    (True, False)
+    """
+    a, b = molecule(chain), molecule(ring)
+    if a is None or b is None or smiles_formula(chain) != smiles_formula(ring):
+        return False
+    carbonyl = _rdkit().MolFromSmarts("[CX3]=[OX1]")
+    rings = (a.GetRingInfo().NumRings(), b.GetRingInfo().NumRings())
+    carbonyls = (len(a.GetSubstructMatches(carbonyl)), len(b.GetSubstructMatches(carbonyl)))
+    return rings[1] == rings[0] + 1 and carbonyls[0] == carbonyls[1] + 1
 
 
 @cache

@@ -30,6 +30,7 @@ from skills.answer_spec import AnswerSpec
 from skills.documents import Provenance, Skill, SkillResources, TestCase, slug
 from skills.lifting import LiftError, lift_script
 from skills.mentions import topic_words
+from skills.parameter import ParameterSchema
 from skills.params import SkillCodeError, run_summary, signature_schema
 from skills.relevance import RelevanceReport, check_relevance
 from skills.runner import run_skill_code
@@ -264,7 +265,7 @@ def _accept(result: CompileResult, request: CompileRequest, candidate: Candidate
     result.skill = Skill(
         name=name,
         description=description,
-        parameters=schema,
+        parameters=ParameterSchema.model_validate(schema),
         code=code,
         packages=packages,
         output_type=request.spec.output_type,

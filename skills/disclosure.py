@@ -29,22 +29,14 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from typing import Any
 
 from skills import STARTER_LIBRARY
 from skills.documents import Provenance, Skill
 from skills.domain import parameter_kind
+from skills.parameter import KIND_WORDS, Parameter
 
-__all__ = ["TEACHER_KEYS", "from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view"]
+__all__ = ["from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view"]
 
-TEACHER_KEYS = ("source", "cue", "cue_after", "description")
-"""A parameter's keys that hold words of the question it was learned from."""
-
-_KINDS = {
-    "formula": "a formula", "element": "an element symbol", "smiles": "a SMILES", "number": "a number", "integer": "an integer",
-    "boolean": "true or false", "word": "a word", "string": "a text", "array": "a list", "object": "a mapping",
-    "structure": "a crystal structure type (fcc, bcc, hcp, rocksalt, …)", "entries": "a list of [formula, number] entries",
-}  # fmt: skip
 _RETURNS = {"float": "a number", "int": "an integer", "bool": "true or false", "str": "a text", "list": "a list", "any": "a value"}
 _BOUNDS = {"exclusiveMinimum": ">", "minimum": "≥", "exclusiveMaximum": "<", "maximum": "≤"}
 _MAX_CALLS = 8
@@ -67,14 +59,15 @@ def shows_words_to(skill: Skill, viewer: str | None) -> bool:
     return from_starter_library(skill) if teacher is None else teacher == viewer
 
 
-def parameter_text(name: str, prop: dict[str, Any]) -> str:
+def parameter_text(name: str, prop: Parameter) -> str:
     """A parameter as its schema has it: ``fmax (a number in eV/Å, > 0)``."""
     kind = parameter_kind(prop)
-    what = _KINDS.get(kind) or _KINDS.get(str(prop.get("type")), "a value")
-    if prop.get("unit"):
-        what += f" in {prop['unit']}"
-    details = [f"{sign} {prop[key]}" for key, sign in _BOUNDS.items() if isinstance(prop.get(key), (int, float))]
-    if prop.get("derives"):
+    what = KIND_WORDS.get(kind) or KIND_WORDS.get(prop.type, "a value")
+    if prop.unit:
+        what += f" in {prop.unit}"
+    bounds = prop.bounds()
+    details = [f"{sign} {bounds[key]}" for key, sign in _BOUNDS.items() if key in bounds]
+    if prop.derives:
         details.append("with the make-up of its default")
     return f"{name} ({', '.join([what, *details])})"
 
@@ -138,7 +131,7 @@ def describe(skill: Skill) -> str:
     returns = _RETURNS.get(skill.output_type, "a value") + (f" in {skill.unit}" if skill.unit else "")
     calls = library_calls(skill.code)
     with_what = f"computed with {', '.join(calls)}" if calls else f"computed with {', '.join(skill.packages)}" if skill.packages else ""
-    properties = skill.parameters.get("properties", {})
+    properties = skill.parameters.properties
     from_what = (
         "from " + ", ".join(parameter_text(name, prop) for name, prop in properties.items())
         if properties else "with no parameters (the one case it was verified on)"
@@ -187,16 +180,16 @@ def shared_view(skill: Skill, viewer: str | None) -> Skill:
     if shows_words_to(skill, viewer):
         return _own_wordings(skill, viewer)
     properties = {
-        name: {**{k: v for k, v in prop.items() if k not in TEACHER_KEYS}, "description": parameter_text(name, prop)}
-        for name, prop in skill.parameters.get("properties", {}).items()
+        name: prop.without_teacher_words().model_copy(update={"description": parameter_text(name, prop)})
+        for name, prop in skill.parameters.properties.items()
     }
     description = describe(skill)
-    docstring = "\n".join([description, "", *(f"{name}: {prop['description']}" for name, prop in properties.items())]).strip()
+    docstring = "\n".join([description, "", *(f"{name}: {prop.description}" for name, prop in properties.items())]).strip()
     made = skill.provenance
     return skill.model_copy(
         update={
             "description": description,
-            "parameters": {**skill.parameters, "properties": properties},
+            "parameters": skill.parameters.model_copy(update={"properties": properties}),
             "code": bare_code(skill.code, docstring),
             "provenance": Provenance(source=made.source, model=made.model, created=made.created),
         }

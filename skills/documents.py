@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, computed_field, field_validator
 
+from skills.parameter import ParameterSchema
 from skills.params import with_bounds
 from skills.retrieval import split_name
 
@@ -129,9 +130,7 @@ class Skill(_Document):
     name: str = Field(min_length=1, pattern=r"^[a-z0-9_]+$")
     version: int = Field(default=1, ge=1)
     description: str = ""
-    parameters: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}, description="JSON schema of run()'s keyword arguments."
-    )
+    parameters: ParameterSchema = Field(default_factory=ParameterSchema, description="JSON schema of run()'s keyword arguments, typed.")
     code: str = Field(min_length=1, description="Python source defining run(**params).")
     packages: list[str] = Field(default_factory=list)
     output_type: Literal["float", "int", "bool", "str", "list", "any"] = "any"
@@ -161,7 +160,7 @@ class Skill(_Document):
 
     @field_validator("parameters")
     @classmethod
-    def _role_bounds(cls, schema: dict[str, Any]) -> dict[str, Any]:
+    def _role_bounds(cls, schema: ParameterSchema) -> ParameterSchema:
         """Each numeric parameter bounded as its role implies (``skills/params.py``), stored skills without bounds too."""
         return with_bounds(schema)
 
@@ -174,11 +173,11 @@ class Skill(_Document):
     @property
     def content_hash(self) -> str:
         """Identity of what the skill does (code, parameters, packages), not of its name, version or stats."""
-        return content_hash(self.code, self.parameters, sorted(self.packages))
+        return content_hash(self.code, self.parameters.model_dump(), sorted(self.packages))
 
     def search_text(self) -> str:
         """What retrieval matches a query against."""
-        names = " ".join(self.parameters.get("properties", {}))
+        names = " ".join(self.parameters.properties)
         return f"{self.name.replace('_', ' ')} {self.description} {names} {self.provenance.query}"
 
 
@@ -223,11 +222,12 @@ class BoundValue(BaseModel):
     name: str
     value: JsonValue
     words: str = Field(description=f"The question's words for the value, or {DEFAULT_WORDS!r}.")
+    unit: str | None = Field(default=None, description="The unit the skill takes the value in (Å, eV, …).")
 
     def describe(self) -> str:
-        """``formula='O2' (from "O2")``, or ``fmax=0.01 (the skill's verified default)``."""
+        """``formula='O2' (from "O2")``, ``a=3.52 Å (from "a = 0.352 nm")``, or ``fmax=0.01 eV/Å (the skill's verified default)``."""
         source = "the skill's verified default" if self.words == DEFAULT_WORDS else f'from "{self.words}"'
-        return f"{self.name}={self.value!r} ({source})"
+        return f"{self.name}={self.value!r}{' ' + self.unit if self.unit else ''} ({source})"
 
 
 class Suggestion(BaseModel):

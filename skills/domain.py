@@ -32,6 +32,7 @@ from typing import Any
 
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
 from skills.documents import Skill
+from skills.parameter import Parameter
 from skills.params import ParameterError, params_text, validate_params
 from skills.structures import BUILT
 
@@ -50,11 +51,11 @@ class OutsideDomain(ParameterError):
     """Parameter values outside what the skill was verified on; the message gives each reason."""
 
 
-def parameter_kind(prop: dict[str, Any]) -> str:
+def parameter_kind(prop: Parameter) -> str:
     """A parameter's kind: as recorded by the generaliser, else read from its default."""
-    if prop.get("kind"):
-        return str(prop["kind"])
-    default = prop.get("default")
+    if prop.kind:
+        return prop.kind
+    default = prop.default
     if isinstance(default, bool):
         return "boolean"
     if isinstance(default, int):
@@ -88,7 +89,7 @@ def _stoichiometry(formula: str) -> list[float]:
     return [composition[e] for e in formula_elements(formula)]
 
 
-def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
+def value_problem(name: str, prop: Parameter, value: Any) -> str | None:
     """Why ``value`` is outside what parameter ``name`` was verified for (kind, make-up, bounds, whole number), or None."""
     kind = parameter_kind(prop)
     if kind == "element" and not is_element(str(value)) and str(value) not in WORD_LIKE_SYMBOLS:
@@ -96,8 +97,8 @@ def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
     if kind == "formula":
         if not is_formula(str(value)):
             return f"{value!r} is not a formula, and {name} takes one"
-        default = str(prop.get("default"))
-        if prop.get("derives") and _stoichiometry(str(value)) != _stoichiometry(default):
+        default = str(prop.default)
+        if prop.derives and _stoichiometry(str(value)) != _stoichiometry(default):
             return f"the skill uses the elements of {name} by position, verified on {default}; {value} has another make-up"
     if kind == "structure" and value not in BUILT:
         return f"{value!r} is not a structure type ase's bulk builds ({', '.join(sorted(BUILT))}), and {name} takes one"
@@ -113,14 +114,14 @@ def value_problem(name: str, prop: dict[str, Any], value: Any) -> str | None:
     if kind == "smiles" and canonical_smiles(str(value)) is None:
         return f"{value!r} is not a SMILES RDKit can read, and {name} takes one"
     if kind in NUMBER_KINDS and isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "exclusiveMinimum" in prop and not float(value) > prop["exclusiveMinimum"]:
-            return f"{name} must be above {prop['exclusiveMinimum']} (got {value})"
-        if "minimum" in prop and not float(value) >= prop["minimum"]:
-            return f"{name} must be at least {prop['minimum']} (got {value})"
-        if "exclusiveMaximum" in prop and not float(value) < prop["exclusiveMaximum"]:
-            return f"{name} must be below {prop['exclusiveMaximum']} (got {value})"
-        if "maximum" in prop and not float(value) <= prop["maximum"]:
-            return f"{name} must be at most {prop['maximum']} (got {value})"
+        if prop.exclusive_minimum is not None and not float(value) > prop.exclusive_minimum:
+            return f"{name} must be above {prop.exclusive_minimum} (got {value})"
+        if prop.minimum is not None and not float(value) >= prop.minimum:
+            return f"{name} must be at least {prop.minimum} (got {value})"
+        if prop.exclusive_maximum is not None and not float(value) < prop.exclusive_maximum:
+            return f"{name} must be below {prop.exclusive_maximum} (got {value})"
+        if prop.maximum is not None and not float(value) <= prop.maximum:
+            return f"{name} must be at most {prop.maximum} (got {value})"
         if kind == "integer" and not float(value).is_integer():
             return f"{name} takes a whole number (got {value})"
     return None
@@ -134,49 +135,50 @@ def _entry(row: Any) -> bool:
     )  # fmt: skip
 
 
-def changed_substances(properties: dict[str, dict[str, Any]], params: Mapping[str, Any]) -> list[str]:
+def changed_substances(properties: Mapping[str, Parameter], params: Mapping[str, Any]) -> list[str]:
     """The substance parameters ``params`` gives another value than the verified default, in the schema's order; a
     crystal structure type counts as part of the substance (bcc copper is not the verified fcc copper)."""
     return [
         name for name, prop in properties.items()
         if name in params and (kind := parameter_kind(prop)) in (*ENTITY_KINDS, "structure")
-        and not same_value(kind, params[name], prop.get("default"))
+        and not same_value(kind, params[name], prop.default)
     ]  # fmt: skip
 
 
 def hidden_problem(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET) -> str | None:
     """Why a constant the skill hides (``skill.hidden_inputs``) may not hold for the substance ``params`` names, or None;
     ``unset``: why nothing sets the constant."""
-    properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
+    properties = skill.parameters.properties
     changed = changed_substances(properties, params)
     if not changed or not skill.hidden_inputs:
         return None
     substance = changed[0]
     return (
         f"the skill also uses {skill.hidden_inputs[0]}, which {unset} and which may belong to "
-        f"{properties[substance].get('default')}, not {params[substance]}"
+        f"{properties[substance].default}, not {params[substance]}"
     )
 
 
 def domain_problems(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET) -> list[str]:
     """Every reason why running ``skill`` with ``params`` lies outside what it was verified on; [] when inside."""
-    properties: dict[str, dict[str, Any]] = skill.parameters.get("properties", {})
+    properties = skill.parameters.properties
     problems = [p for name, value in params.items() if name in properties and (p := value_problem(name, properties[name], value))]
     hidden = hidden_problem(skill, params, unset)
     return problems + ([hidden] if hidden else []) + _unlisted(properties, params)
 
 
-def _unlisted(properties: dict[str, dict[str, Any]], params: Mapping[str, Any]) -> list[str]:
+def _unlisted(properties: Mapping[str, Parameter], params: Mapping[str, Any]) -> list[str]:
     """A formula verified as one of a list's entries (the compound asked about) that the given list does not hold."""
     found = []
     for table, listing in properties.items():
         if parameter_kind(listing) != "entries" or value_problem(table, listing, params.get(table)) is not None:
             continue  # no list, or one refused on its own
-        verified = [str(row[0]) for row in listing.get("default") or [] if isinstance(row, list) and row]
+        rows = listing.default if isinstance(listing.default, list) else []
+        verified = [str(row[0]) for row in rows if isinstance(row, list) and row]
         given = [str(row[0]) for row in params[table] if isinstance(row, (list, tuple)) and row]
         for name, prop in properties.items():
-            if parameter_kind(prop) == "formula" and any(same_formula(str(prop.get("default")), v) for v in verified):
-                value = str(params.get(name, prop.get("default")))
+            if parameter_kind(prop) == "formula" and any(same_formula(str(prop.default), v) for v in verified):
+                value = str(params.get(name, prop.default))
                 if is_formula(value) and not any(same_formula(value, g) for g in given if is_formula(g)):
                     found.append(f"{name}={value} is not one of the entries of {table}, and the skill was verified on one of them")
     return found

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from skills.chemistry import canonical_smiles, formula_counts, formula_elements, is_element, is_formula, same_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
 from skills.numeric import entry_pairs, pair_mentions
+from skills.parameter import Parameter
 from skills.structures import BUILT, structure_mentions
 
 if TYPE_CHECKING:
@@ -478,7 +479,8 @@ def where(site: Site) -> str:
 def schema_of(entry: Lifted) -> dict[str, Any]:
     """The JSON-schema property of a lifted parameter, with its kind, the question's words for it and its bounds."""
     kind = entry.kind
-    prop: dict[str, Any] = {
+    positive = kind in ("number", "integer") and isinstance(entry.default, (int, float)) and entry.default > 0
+    prop = Parameter.model_validate({
         "type": {"formula": "string", "element": "string", "smiles": "string", "structure": "string", "integer": "integer", "entries": "array"}.get(kind, "number"),
         "default": entry.default,
         "kind": kind,
@@ -486,19 +488,18 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
         "cue": words_before(entry.question, entry.mention.start, 4),
         "cue_after": words_after(entry.question, entry.mention.end, 2),
         "description": _phrase(entry.question, entry.mention),
-    }
-    if entry.mention.unit:
-        prop["unit"] = entry.mention.unit
-    if kind == "structure":  # a crystal structure type ase's bulk builds
-        prop["enum"] = sorted(BUILT)
-    if kind == "entries":  # [formula, number] pairs, at least two
-        prop["items"] = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "minItems": 2, "maxItems": 2}
-        prop["minItems"] = 2
-    if kind in ("number", "integer") and isinstance(entry.default, (int, float)) and entry.default > 0:
-        prop["exclusiveMinimum"] = 0
-    if kind == "formula" and entry.per_element is None and any(index is not None for _, index in entry.sites):
-        prop["derives"] = "elements"  # the script uses the formula's elements by position: the stoichiometry must match
-    return prop
+        "unit": entry.mention.unit or None,
+        "enum": sorted(BUILT) if kind == "structure" else None,  # a crystal structure type ase's bulk builds
+        "items": _ENTRY if kind == "entries" else None,  # [formula, number] pairs, at least two
+        "minItems": 2 if kind == "entries" else None,
+        "exclusiveMinimum": 0 if positive else None,
+        # the script uses the formula's elements by position: the stoichiometry must match
+        "derives": "elements" if kind == "formula" and entry.per_element is None and any(index is not None for _, index in entry.sites) else None,
+    })  # fmt: skip
+    return prop.model_dump()
+
+
+_ENTRY = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "minItems": 2, "maxItems": 2}
 
 
 def render(script: str, params: list[Lifted], question: str) -> str:

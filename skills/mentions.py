@@ -43,7 +43,8 @@ _FORMAT = [
 ]
 _UNITS = frozenset(
     "eV meV eV/atom meV/atom eV/Å eV/A eV/Å^3 K °C C GPa MPa Pa bar atm Å A nm pm bohr Å^3 Å3 g/cm^3 g/cm3 g/mol amu kJ/mol "
-    "kcal/mol Ha Hartree % fs ps ns s Debye degrees deg ° T".split()
+    "kcal/mol Ha Hartree % fs ps ns s Debye degrees deg ° T angstrom angstroms Angstrom Angstroms Ångström ångström Ångströms ångströms "
+    "electronvolt electronvolts kelvin gigapascal gigapascals nanometre nanometres nanometer nanometers picometre picometres".split()
 )
 # Counted things: "a 5-layer slab", "an 8-atom cell", "five layers" (a number word counts only before one of them).
 _COUNTED = r"-(atom|fold|layer|site|cell|image|point|step)s?"
@@ -129,6 +130,13 @@ def _written_whole(token: str) -> bool:
     return is_formula(token) or (re.fullmatch(r"[A-Z][A-Za-z0-9()=#@+\-\[\]]*", token) is not None and canonical_smiles(token) is not None)
 
 
+def _balanced(token: str) -> str:
+    """``token`` without the closing brackets it does not open (a bracket around it closed after it)."""
+    while token.endswith(")") and token.count(")") > token.count("("):
+        token = token[:-1]
+    return token
+
+
 def _tokens(text: str) -> list[tuple[int, str]]:
     """(position, token) pairs: words with outer punctuation stripped, ``name=value`` split at ``=``; a formula written
     with a count variable ("E(N-1) - (N-1)/N E(N)") states no value."""
@@ -140,8 +148,8 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
             continue
         call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
-        if call and _written_whole(token.rstrip(".,;:!?")):
-            call = None  # Ca3(PO4)2, CC(C)O: a formula or a SMILES, not a call
+        if call and _written_whole(_balanced(token.rstrip(".,;:!?"))):
+            call = None  # Ca3(PO4)2, CC(C)O, "(SMILES OCC1OC(O)C1O)": a formula or a SMILES, not a call
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and (not _SMILES_CALL.search(call.group(2)) or is_formula(call.group(2).strip(",)"))):  # E(Li2S)

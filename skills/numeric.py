@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from skills.mentions import GENERIC_WORDS, Mention, stem, words_after, words_before
+from skills.parameter import Parameter
 from skills.substances import equal_mentions
-from skills.units import same_unit
+from skills.units import converted, same_unit
 
 __all__ = ["ties", "units_differ", "ranges", "partner", "entry_pairs", "pair_mentions", "range_pair", "bound_ranges", "entry_partners", "same_entry", "spread", "factor", "spread_pair"]
 
@@ -35,15 +36,15 @@ def units_differ(asked: str | None, given: str | None) -> bool:
     return bool(asked and given) and not same_unit(asked or "", given or "")
 
 
-def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substance_words: frozenset[str] = frozenset()) -> float:
+def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_words: frozenset[str] = frozenset()) -> float:
     """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words (more the
     nearer they stand: "cutoff 10.0 Å, starting 1.5 Å apart" ties 1.5 to the start), 1 by unit.
 
     The verified question's words around the value count only when they describe it: not weak words,
     and not the substance's name ("magnesium with a = ..." does not make every number after magnesium an a).
     """
-    if units_differ(mention.unit, prop.get("unit")):
-        return 0  # 300 K is never an fmax in eV/Å, whatever the words around it
+    if units_differ(mention.unit, prop.unit) and converted(1.0, mention.unit, prop.unit) is None:
+        return 0  # 300 K is never an fmax in eV/Å, whatever the words around it (0.352 nm may be a length in Å)
     before = query[: mention.start]
     if len(name) <= 2:
         joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
@@ -53,13 +54,13 @@ def ties(query: str, mention: Mention, name: str, prop: dict[str, Any], substanc
             return 3
     elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3
-    cue = {w for w in prop.get("cue", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
-    cue_after = {w for w in prop.get("cue_after", []) if len(w) > 2 and w not in _WEAK and w not in substance_words}
+    cue = {w for w in prop.cue or [] if len(w) > 2 and w not in _WEAK and w not in substance_words}
+    cue_after = {w for w in prop.cue_after or [] if len(w) > 2 and w not in _WEAK and w not in substance_words}
     before_words, after_words = words_before(query, mention.start, 5)[::-1], words_after(query, mention.end, 2)
     distances = [i for i, w in enumerate(before_words) if w in cue] + [i for i, w in enumerate(after_words) if w in cue_after]
     if distances:
         return 2 + 0.1 * (5 - min(distances))
-    if prop.get("unit") and mention.unit == prop.get("unit"):
+    if prop.unit and mention.unit and converted(1.0, mention.unit, prop.unit) is not None:  # "4.08 angstrom", "0.408 nm": a length in Å
         return 1
     return 0
 
@@ -165,8 +166,8 @@ def factor(number: Mention, spread: Mention) -> bool:
     return any(abs(number.number - (1 + sign * (spread.number or 0) / 100)) < 1e-9 for sign in (-1, 1))
 
 
-def spread_pair(properties: dict[str, dict[str, Any]], kinds: dict[str, str]) -> tuple[str, str] | None:
+def spread_pair(properties: Mapping[str, Parameter], kinds: dict[str, str]) -> tuple[str, str] | None:
     """The two number parameters verified as factors either side of 1 (0.95 and 1.05): what "±5 %" sets, when there is one pair."""
-    numbers = {n: float(p["default"]) for n, p in properties.items() if kinds[n] == "number" and isinstance(p.get("default"), (int, float))}
+    numbers = {n: float(p.default) for n, p in properties.items() if kinds[n] == "number" and isinstance(p.default, (int, float))}
     pairs = [(a, b) for a, b in itertools.permutations(numbers, 2) if numbers[a] < 1 < numbers[b] and abs(numbers[a] + numbers[b] - 2) < 1e-9]
     return pairs[0] if len(pairs) == 1 else None

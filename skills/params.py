@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from skills.parameter import Parameter, ParameterSchema, as_schema
+
 __all__ = [
     "SkillCodeError", "ParameterError", "BOUND_KEYWORDS", "role_bounds", "with_bounds", "signature_schema", "run_summary", "params_model",
     "validate_params", "parse_assignments", "params_text", "load_param_sets",
@@ -70,42 +72,43 @@ def _run_function(code: str) -> ast.FunctionDef:
     raise SkillCodeError("the skill code defines no top-level function run(...)")
 
 
-def role_bounds(name: str, prop: dict[str, Any]) -> dict[str, Any]:
+def role_bounds(name: str, prop: Parameter | dict[str, Any]) -> dict[str, Any]:
     """The bounds a numeric parameter's physical role implies, read from its name and description; {} when none.
 
     A threshold, tolerance, cutoff, time step or width is > 0; a temperature in K is ≥ 0; an integer count
     (steps, iterations, k-points, a supercell's repeats, ``n_…``) is ≥ 1. A bound the parameter's default (its
     verified value) breaks is not the parameter's role: none is given.
     """
-    kind = prop.get("type")
-    if kind not in ("number", "integer"):
+    typed = prop if isinstance(prop, Parameter) else Parameter.model_validate(prop)
+    if typed.type not in ("number", "integer"):
         return {}
     words = [w for w in name.lower().split("_") if w]
-    text = str(prop.get("description", ""))
+    text = typed.description or ""
     found: dict[str, Any] = {}
-    if kind == "integer" and (_COUNTS & set(words) or (words[:1] in (["n"], ["num"]) and len(words) > 1) or "number of" in text.lower()):
+    if typed.type == "integer" and (_COUNTS & set(words) or (words[:1] in (["n"], ["num"]) and len(words) > 1) or "number of" in text.lower()):
         found = {"minimum": 1}
     elif _POSITIVE & set(words) or _POSITIVE_PHRASES.search(text):
         found = {"exclusiveMinimum": 0}
     elif ({"temperature", "temp"} & set(words) or "temperature" in text.lower() or _KELVIN.search(text)) and not _OTHER_TEMPERATURE_UNITS.search(text):
         found = {"minimum": 0}
-    default = prop.get("default")
+    default = typed.default
     if found and isinstance(default, (int, float)) and not isinstance(default, bool):
         if ("minimum" in found and default < found["minimum"]) or ("exclusiveMinimum" in found and default <= found["exclusiveMinimum"]):
             return {}
     return found
 
 
-def with_bounds(schema: dict[str, Any]) -> dict[str, Any]:
+def with_bounds(schema: ParameterSchema | dict[str, Any]) -> ParameterSchema:
     """``schema`` with each numeric parameter's role bounds (``role_bounds``) added where it declares none of its own."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return schema
-    bounded = {
-        name: prop if not isinstance(prop, dict) or any(k in prop for k in BOUND_KEYWORDS) else {**prop, **role_bounds(name, prop)}
-        for name, prop in properties.items()
-    }
-    return {**schema, "properties": bounded}
+    typed = as_schema(schema)
+    bounded = {}
+    for name, prop in typed.properties.items():
+        implied = {} if prop.bounds() else role_bounds(name, prop)
+        bounded[name] = prop.model_copy(update={_FIELDS[key]: value for key, value in implied.items()}) if implied else prop
+    return typed.model_copy(update={"properties": bounded})
+
+
+_FIELDS = {"minimum": "minimum", "exclusiveMinimum": "exclusive_minimum", "maximum": "maximum", "exclusiveMaximum": "exclusive_maximum"}
 
 
 def signature_schema(code: str) -> dict[str, Any]:
@@ -133,7 +136,7 @@ def signature_schema(code: str) -> dict[str, Any]:
         name, _, text = line.strip().partition(":")
         if name in properties and text.strip():
             properties[name]["description"] = text.strip()
-    return with_bounds({"type": "object", "properties": properties})
+    return with_bounds({"type": "object", "properties": properties}).model_dump()
 
 
 def run_summary(code: str) -> str:
@@ -142,17 +145,17 @@ def run_summary(code: str) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def params_model(schema: dict[str, Any], optional: bool = False) -> type[BaseModel]:
+def params_model(schema: ParameterSchema | dict[str, Any], optional: bool = False) -> type[BaseModel]:
     """A pydantic model of the schema (its bounds as constraints); with ``optional`` every field may be omitted (None)."""
     fields: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        kind = _PY_TYPES.get(prop.get("type", ""), Any)
-        bounds = {_CONSTRAINTS[k]: prop[k] for k in BOUND_KEYWORDS if isinstance(prop.get(k), (int, float)) and kind in (int, float)}
-        fields[name] = (kind | None, Field(None, **bounds)) if optional else (kind, Field(prop.get("default", ...), **bounds))
+    for name, prop in as_schema(schema).properties.items():
+        kind = _PY_TYPES.get(prop.type, Any)
+        bounds: dict[str, Any] = {_CONSTRAINTS[k]: v for k, v in prop.bounds().items() if kind in (int, float)}
+        fields[name] = (kind | None, Field(None, **bounds)) if optional else (kind, Field(prop.default if prop.has_default else ..., **bounds))
     return create_model("SkillParams", __config__=ConfigDict(extra="forbid", strict=False), **fields)
 
 
-def validate_params(schema: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def validate_params(schema: ParameterSchema | dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with defaults filled in, or ``ParameterError`` naming each wrong one (JSON values only: they travel)."""
     try:
         bound = params_model(schema)(**params).model_dump()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from skills.chemistry import flat_smiles, formula_elements, same_formula, smiles_formula
+from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, smiles_formula
 from skills.domain import ENTITY_KINDS, same_value
 from skills.mentions import Mention
 
@@ -56,8 +56,8 @@ def equal_mentions(a: Mention, b: Mention) -> bool:
     written, named = (a, b) if a.kind == "smiles" else (b, a)
     if written.kind != "smiles" or named.kind not in ("name", "formula") or written.smiles is None:
         return False
-    if named.smiles:  # the name's database SMILES: the same connectivity (a name seldom says which stereoisomer)
-        return flat_smiles(named.smiles) == flat_smiles(written.smiles)
+    if named.smiles:  # the name's database SMILES: the same connectivity (a name seldom says which stereoisomer), or its other
+        return flat_smiles(named.smiles) == flat_smiles(written.smiles) or ring_chain_tautomers(named.smiles, written.smiles)  # ring form
     return named.formula is not None and same_formula(named.formula, smiles_formula(written.smiles) or "")
 
 

@@ -44,7 +44,7 @@ def export_workflow(skill: Skill, param_sets: list[dict[str, Any]]) -> str:
 def _verify(skill: Skill, settings: Settings) -> str | None:
     """Why the skill does not pass its own test case here, or None."""
     try:
-        if signature_schema(skill.code)["properties"].keys() != skill.parameters.get("properties", {}).keys():
+        if signature_schema(skill.code)["properties"].keys() != skill.parameters.properties.keys():
             return "its parameters do not match run()'s signature"
         params = checked_params(skill, dict(skill.test_case.params))  # a test case outside the skill's own domain: rejected
     except (SkillCodeError, ValueError) as exc:

@@ -9,20 +9,23 @@ unmistakable symbol (``GPa``, ``eV``, ``Å``) counts anywhere.
 ['g/cm^3', 'Å²', 'Å^2', 'K']
 >>> same_unit("Å^3", "angstrom3"), same_unit("Å^2", "Å"), normal_unit("kJ mol^-1")
 (True, False, 'kj/mol')
+>>> [text for _, _, text in unit_spans("in grams per cubic centimetre, or kJ per mole")], same_unit("grams per cubic centimetre", "g/cm^3")
+(['grams per cubic centimetre', 'kJ per mole'], True)
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit"]
+__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", "converted"]
 
 # Symbols that are units and nothing else in a question (never a word or an element read alone).
 _PLAIN = (
     "eV meV keV Ry Ha Hartree hartree kJ kcal GPa MPa kPa bar mbar atm Torr Å Angstrom angstrom angstroms nm pm fm µm um mm cm km "
     "fs ps ns µs amu Da kDa Debye debye mol kmol mmol degrees deg ° °C °F THz GHz MHz Hz bohr Bohr a.u. wt% at% ppm ppb % "
     "grams gram kilograms kelvin joules joule electronvolts electronvolt pascals gigapascals nanometres nanometers picometres "
-    "picometers kilojoules kilocalories hartrees rydbergs debyes"
+    "picometers kilojoules kilocalories hartrees rydbergs debyes centimetre centimetres centimeter centimeters Ångström ångström "
+    "Ångströms ångströms Angstroms gigapascal electronvolt"
 ).split()
 # Symbols that are also words or elements ("K", "m", "s", "A", "C", "J", "T", "g", "Pa"): units only in a unit's place.
 _AMBIGUOUS = "K C F J T g kg mg m s h min A W V S u L Pa cal rad atom atoms cell".split()
@@ -46,8 +49,13 @@ _SPELLED = {
     "gram": "g", "grams": "g", "kilogram": "kg", "kilograms": "kg", "joule": "J", "joules": "J", "kilojoules": "kJ", "kelvin": "K",
     "electronvolt": "eV", "electronvolts": "eV", "pascals": "Pa", "gigapascals": "GPa", "nanometres": "nm", "nanometers": "nm",
     "picometres": "pm", "picometers": "pm", "kilocalories": "kcal", "hartrees": "Ha", "hartree": "Ha", "rydbergs": "Ry",
-    "debyes": "D", "debye": "D", "degrees": "deg", "mole": "mol", "moles": "mol",
+    "debyes": "D", "debye": "D", "degrees": "deg", "mole": "mol", "moles": "mol", "centimetre": "cm", "centimetres": "cm",
+    "centimeter": "cm", "centimeters": "cm", "gigapascal": "GPa", "nanometre": "nm", "nanometer": "nm", "picometre": "pm", "picometer": "pm",
 }  # fmt: skip
+
+
+_WORD_UNITS = "(?:" + "|".join(sorted({*_SPELLED, "angstrom", "angstroms", "ångström", "ångströms"}, key=len, reverse=True)) + ")"
+_SPELLED_COMPOSITE = re.compile(rf"(?<![\w])(?:{_WORD_UNITS}|{_SYMBOL})\s+per\s+(?:(?:square|cubic)\s+)?{_WORD_UNITS}(?![\w])", re.IGNORECASE)
 
 
 def is_unit(text: str) -> bool:
@@ -56,26 +64,50 @@ def is_unit(text: str) -> bool:
 
 
 def unit_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) of each unit expression in ``text``: composites and plain symbols anywhere, the others in a unit's place."""
-    found = []
+    """(start, end, text) of each unit expression in ``text``: composites and plain symbols anywhere, the others in a unit's place;
+    units spelled out and joined by "per" are one unit ("grams per cubic centimetre" is g/cm^3)."""
+    found = [(m.start(), m.end(), m.group()) for m in _SPELLED_COMPOSITE.finditer(text)]
+    taken = [(start, end) for start, end, _ in found]
     for match in _EXPRESSION.finditer(text):
+        if any(start <= match.start() < end for start, end in taken):
+            continue
         unit = match.group()
         composite = unit not in UNIT_SYMBOLS
         if composite or unit in _PLAIN or _UNIT_PLACE.search(text[: match.start()]):
             found.append((match.start(), match.end(), unit))
-    return found
+    return sorted(found)
 
 
 def normal_unit(unit: str) -> str:
     """A unit in one spelling, to compare: ``Å^3``, ``Å3``, ``Å³``, ``angstrom^3`` → ``a3``; ``kJ mol^-1`` → ``kj/mol``."""
     text = unit.translate(_SUPERSCRIPTS).strip()
+    text = re.sub(r"(?i)\b(square|cubic)\s+([A-Za-zÅå]+)", lambda m: m.group(2) + ("2" if m.group(1).lower() == "square" else "3"), text)
+    text = re.sub(r"(?i)\s+per\s+", "/", text)  # grams per cubic centimetre is g/cm3
     text = re.sub(r"\s+([^\s/]+?)\^?-1\b", r"/\1", text)  # kJ mol^-1 → kJ/mol
     text = re.sub(r"(?:\s+|\s?[·*]\s?)([^\s/\d^·*-]+)\^?-(\d)\b", r"/\1\2", text)  # g cm^-3, g·cm⁻³ → g/cm3
     text = re.sub(r"[A-Za-z]+", lambda m: _SPELLED.get(m.group().lower(), m.group()), text)  # grams per mole is g/mol
-    text = re.sub(r"(?i)angstroms?", "Å", re.sub(r"[\s^]", "", text))
+    text = re.sub(r"(?i)(?:angstr|ångstr)(?:o|ö)ms?", "Å", re.sub(r"[\s^]", "", text))
     return text.replace("Å", "a").replace("·", "*").lower()
 
 
 def same_unit(a: str, b: str) -> bool:
     """Whether two written units are the same unit."""
     return normal_unit(a) == normal_unit(b)
+
+
+# Lengths, in Å: a value in one converts to another of them exactly (a question's "0.352 nm" is a lattice constant of 3.52 Å).
+_LENGTHS = {"a": 1.0, "nm": 10.0, "pm": 0.01, "bohr": 0.529177210903}
+
+
+def converted(value: float, unit: str | None, to: str | None) -> float | None:
+    """``value`` in ``unit`` as a value in ``to``, where both are lengths (Å, nm, pm, bohr) or the same unit; else None.
+
+    >>> converted(0.352, "nm", "Å"), converted(352, "pm", "angstrom"), converted(4.05, "Å", "Å"), converted(1.0, "eV", "Å")
+    (3.52, 3.52, 4.05, None)
+    """
+    if not unit or not to:
+        return None
+    if same_unit(unit, to):
+        return value
+    source, target = _LENGTHS.get(normal_unit(unit)), _LENGTHS.get(normal_unit(to))
+    return None if source is None or target is None else round(value * source / target, 10)

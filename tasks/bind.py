@@ -51,7 +51,7 @@ def near_miss(skill: Skill, query: str) -> list[BoundValue] | None:
         params = checked_params(skill, binding.params)
     except (BindingDeclined, ParameterError):
         return None
-    return ran_with(binding.bound, params)
+    return ran_with(binding.bound, params, skill)
 
 
 def choose_skill(request: SolveRequest, matches: list[SkillMatch]) -> SkillChoice:
@@ -104,7 +104,7 @@ def run_bound_skill(request: SolveRequest, skill: Skill, binding: Binding, setti
     execution = run_skill(skill, params, settings)
     spec = request.spec if request.spec.output_type != "any" else AnswerSpec(output_type=skill.output_type, unit=skill.unit)
     value, problem = coerce_answer(execution.answer, spec) if execution.ok else (None, _failure(execution, params))
-    done["bound"] = ran_with(binding.bound, params)  # every parameter it ran with, defaults included
+    done["bound"] = ran_with(binding.bound, params, skill)  # every parameter it ran with, defaults included
     result = SkillRun(
         **done,
         wall_s=watch.elapsed(),

@@ -245,7 +245,7 @@ class Recall(BaseModel):
         """The skills close enough to try, best first; one without parameters must match more closely."""
         usable = []
         for match in self.skills:
-            has_params = bool(match.skill.parameters.get("properties"))
+            has_params = bool(match.skill.parameters)
             if match.similarity >= (settings.skill_match_threshold if has_params else settings.skill_exact_threshold):
                 usable.append(match)
         return usable

@@ -60,7 +60,7 @@ def learn_n2_by_position() -> Skill:
     learned = learn_task(task, settings, llm=None, starter=True)
     assert learned.skill_id, learned.reason
     skill = open_store(settings).get_skill(learned.skill_id)
-    assert skill.parameters["properties"]["formula"].get("derives") == "elements"
+    assert skill.parameters.model_dump()["properties"]["formula"].get("derives") == "elements"
     return skill
 
 

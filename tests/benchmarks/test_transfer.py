@@ -44,3 +44,22 @@ def test_scoring_counts_right_declined_and_wrong_answers_and_answered_distractor
     assert score.distractors_declined == len(family.distractors) - 1
     assert "| pymatgen_rocksalt_density | 1/" in report.markdown()
     assert [r.verdict for r in report.rows if r.role == "distractor"][0] == "wrong"
+
+
+def test_retrieval_counts_a_variant_whose_own_family_was_recalled_whether_or_not_it_answered():
+    family = load_transfer_suite([SUITE / "pymatgen_rocksalt_density.json"])[0]
+    first, second, third, *_ = family.variants
+
+    def ask(query: str) -> SkillAnswer:
+        if query == first.query(1):  # recalled third, then declined: retrieval found it, binding did not
+            return SkillAnswer(reason="declined", recalled=["rdkit_tpsa-v1", "ase_emt_vacancy-v1", "pymatgen_rocksalt_density-v2"])
+        if query == second.query(1):  # only other families recalled
+            return SkillAnswer(reason="declined", recalled=["pymatgen_rocksalt_densityx-v1", "rdkit_tpsa-v1"])
+        if query == third.query(1):
+            return SkillAnswer(skill_id="pymatgen_rocksalt_density-v1", answer=third.answer, recalled=["pymatgen_rocksalt_density-v1"])
+        return SkillAnswer(reason="no skill recalled")
+
+    report = transfer_report([family], ask)
+    assert [r.family_recalled for r in report.rows if r.role == "variant"][:3] == [True, False, True]
+    assert report.families[0].recalled == report.totals.recalled == 2
+    assert f"| 2/{len(family.variants)} |" in report.markdown().splitlines()[2]

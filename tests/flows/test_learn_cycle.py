@@ -34,8 +34,8 @@ def test_learn_then_reuse(scripted, monkeypatch, backend):
     store = open_store(get_settings())
     skill = store.get_skill(first.skill_id)
     # Lifted without a model: the molecule is a parameter; fmax does not change the 4-decimal answer: a setting, run as stated.
-    assert skill.method == "lifted" and list(skill.parameters["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]
-    assert skill.parameters["properties"]["formula"]["default"] == "N2"
+    assert skill.method == "lifted" and list(skill.parameters.model_dump()["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]
+    assert skill.parameters.model_dump()["properties"]["formula"]["default"] == "N2"
     assert skill.test_case.params == {"formula": "N2", "fmax": 0.01} and skill.test_case.expected == N2_ANSWER
     assert skill.provenance.flow_run_id == first.flow_run_id and skill.provenance.query == N2_QUERY
     assert skill.provenance.model == "scripted" and skill.packages == ["ase"]
@@ -63,7 +63,7 @@ def test_learn_then_reuse_with_the_model_generaliser(scripted, monkeypatch):
     assert first.success and first.answer == N2_ANSWER and first.path == "deep"
     assert first.learned and first.skill_id == "emt_atomization_energy-v1"  # the name the model gave
     skill = open_store(get_settings()).get_skill(first.skill_id)
-    assert skill.method == "llm" and skill.code == N2_SKILL and list(skill.parameters["properties"]) == ["formula", "fmax"]
+    assert skill.method == "llm" and skill.code == N2_SKILL and list(skill.parameters.model_dump()["properties"]) == ["formula", "fmax"]
     assert skill.test_case.params == {"formula": "N2", "fmax": 0.01} and skill.test_case.expected == N2_ANSWER
     assert received_stages(script) == ["triage", "research", "compile"]
 

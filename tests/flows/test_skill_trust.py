@@ -113,7 +113,7 @@ def test_a_skill_below_the_threshold_is_not_tried(settings, scripted, monkeypatc
 @pytest.mark.parametrize("tail", ["Return a float rounded to 4 decimal places.", "Give it in eV to 4 d.p.", "Return a float (unit: eV)."])
 def test_every_kind_of_format_number_leaves_the_verified_value(settings, scripted, tail):
     skill = learned(settings, N2_CODE, N2_QUERY, N2_ANSWER, "atomization")
-    assert list(skill.parameters["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]  # a setting: run as stated
+    assert list(skill.parameters.model_dump()["properties"]) == ["formula", "fmax"] and skill.tunables == ["fmax"]  # a setting: run as stated
     scripted([])
     result = solve(f"Calculate the atomization energy of N2 using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first. {tail}")
     assert result.path == "skill" and round(float(result.answer)) == round(N2_ANSWER) and result.params[0].value == "N2"

@@ -15,6 +15,7 @@ def test_learned_bases_answer_variants_and_decline_distractors(scripted, tmp_pat
     assert report.learned == ["pymatgen_rocksalt_density: learned (lifted)"]
     assert score.wrong == 0 and score.correct == score.variants == 3
     assert score.distractors_declined == score.distractors == 3
+    assert score.recalled == 3 and all(r.recalled == ["pymatgen_rocksalt_density-v1"] for r in report.rows if r.role == "variant")
     assert all(r.reason for r in report.rows if r.verdict == "declined")
     assert (tmp_path / "run" / "transfer.md").read_text().startswith("| family |")
 

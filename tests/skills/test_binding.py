@@ -126,6 +126,8 @@ def test_what_a_skill_ran_with_is_every_parameter_defaults_included_in_words():
     full = ["formula='N2' (from \"N2\")", "fmax=0.01 (the skill's verified default)"]
     assert [b.describe() for b in ran_with(binding.bound, validate_params(fmax_skill.parameters, binding.params))] == full
     assert [b.describe() for b in ran_with(binding.bound[:1], validate_params(fmax_skill.parameters, {"formula": "N2"}))] == full
+    with_units = ran_with(binding.bound, validate_params(fmax_skill.parameters, binding.params), fmax_skill)
+    assert [b.describe() for b in with_units] == ["formula='N2' (from \"N2\")", "fmax=0.01 eV/Å (the skill's verified default)"]
 
 
 # -- it declines, with the reason -------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 
 from skills.binding import BindingDeclined, bind, parameter_kind
 from skills.documents import Provenance, Skill, TestCase
+from skills.parameter import Parameter
 from tests.codes import N2_CODE, N2_QUERY
 from tests.skills.test_binding import HCP_CODE, HCP_QUERY, ROCKSALT, ROCKSALT_QUERY, lifted
 
@@ -270,7 +271,7 @@ def test_a_parameterless_skill_declines_when_one_of_its_numbers_is_left_out():
     ],
 )
 def test_a_parameter_kind_is_its_recorded_kind_else_read_from_its_default(prop, kind):
-    assert parameter_kind(prop) == kind
+    assert parameter_kind(Parameter.model_validate(prop)) == kind
 
 
 def test_parameters_without_a_kind_bind_by_the_kind_of_their_default():
@@ -340,5 +341,5 @@ def test_a_range_in_another_unit_and_a_ratio_of_names_set_nothing():
         {"start": {"type": "number", "default": 3.5, "kind": "number", "unit": "Å"}, "stop": {"type": "number", "default": 3.7, "kind": "number", "unit": "Å"}},
     )
     declines(skill, "Equilibrium lattice constant (unit: Å) of fcc copper from 11 lattice constants between 350 and 370 pm with ASE's EMT?", "pm")
-    assert HCP_FREE.parameters["properties"]["a"]["default"] == 3.209
+    assert HCP_FREE.parameters.model_dump()["properties"]["a"]["default"] == 3.209
     declines(HCP_FREE, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "c = 5.211 Å and c/a = 1.624"), "states 1.624, which no parameter")

@@ -19,7 +19,7 @@ def settings(workspace):
 def test_a_script_without_run_is_lifted_without_a_model(settings):
     result = compile_skill(CompileRequest(code=N2_CODE, query=N2_QUERY, expected=N2_ANSWER, tolerance=0.001), settings)
     assert result.ok and result.method == "lifted" and result.skill.method == "lifted" and result.llm_calls == []
-    assert list(result.skill.parameters["properties"]) == ["formula", "fmax"] and result.skill.packages == ["ase"]
+    assert list(result.skill.parameters.model_dump()["properties"]) == ["formula", "fmax"] and result.skill.packages == ["ase"]
     assert result.skill.tunables == ["fmax"]  # a stated setting that did not change N2's answer: run as a question states it
     assert "def run(formula: str = 'N2', fmax: float = 0.01):" in result.skill.code and "_elements(formula)[0]" in result.skill.code
     assert result.verification.answer == N2_ANSWER
@@ -28,7 +28,7 @@ def test_a_script_without_run_is_lifted_without_a_model(settings):
 def test_a_script_that_lifting_cannot_rewrite_is_kept_literally(settings):
     code = "import json\nglobal_value = 2\ndef helper():\n    global global_value\n    global_value += 1\nhelper()\nprint(json.dumps(global_value))\n"
     result = compile_skill(CompileRequest(code=code, query="What is 2 plus one? Return an integer.", expected=3), settings)
-    assert result.ok and result.method == "literal" and result.skill.parameters["properties"] == {}
+    assert result.ok and result.method == "literal" and result.skill.parameters.model_dump()["properties"] == {}
 
 
 def test_failing_verification_keeps_nothing(settings):
@@ -63,7 +63,7 @@ def test_learn_uses_the_run_signature_and_the_task_answer(settings):
     outcome = learn_task(task, settings, llm=None)
     assert outcome.status == "learned" and outcome.method == "signature" and outcome.skill_id == "rdkit_fragment_count-v1"
     skill = open_store(settings).get_skill("rdkit_fragment_count")
-    assert skill.code == FRAGMENTS_RUN and list(skill.parameters["properties"]) == ["smiles", "max_path"]
+    assert skill.code == FRAGMENTS_RUN and list(skill.parameters.model_dump()["properties"]) == ["smiles", "max_path"]
     assert skill.provenance.source == "learn" and skill.provenance.task_id == "rdkit_fragments_benzyl"
     assert skill.test_case.params == {"smiles": "OCc1ccccc1CN", "max_path": 6}
     assert skill.test_case.expected == 40 and skill.test_case.tolerance is None and skill.output_type == "int"
@@ -75,7 +75,7 @@ def test_learn_lifts_a_library_script_and_verifies_it_on_the_task_answer(setting
     assert outcome.status == "learned" and outcome.method == "lifted" and outcome.skill_id == "rdkit_fragment_count-v1"
     skill = open_store(settings).get_skill("rdkit_fragment_count")
     assert skill.method == "lifted" and "def run(" in skill.code
-    smiles = skill.parameters["properties"]["smiles"]
+    smiles = skill.parameters.model_dump()["properties"]["smiles"]
     assert smiles["default"] == "OCc1ccccc1CN" and smiles["kind"] == "smiles"
     assert skill.test_case.params["smiles"] == "OCc1ccccc1CN"
     assert skill.test_case.expected == 40 and skill.test_case.tolerance is None and skill.output_type == "int"
@@ -92,7 +92,7 @@ def test_a_compiled_skill_declares_bounds_and_a_wall_time_from_its_verification(
     code = 'def run(fmax: float = 0.05, steps: int = 10) -> float:\n    """Scaled.\n\n    fmax: force threshold in eV/A\n    """\n    return fmax * steps\n'
     result = compile_skill(CompileRequest(code=code, query="What is 10 steps of 0.05? Return a float.", expected=0.5, tolerance=1e-9), settings)
     assert result.ok and result.method == "signature"
-    properties = result.skill.parameters["properties"]
+    properties = result.skill.parameters.model_dump()["properties"]
     assert properties["fmax"]["exclusiveMinimum"] == 0 and properties["steps"]["minimum"] == 1
     measured = result.verification.wall_s
     assert result.skill.resources.walltime_s == round(max(settings.skill_walltime_floor_s, settings.skill_walltime_factor * measured), 1)

@@ -40,13 +40,13 @@ def test_only_the_teacher_sees_the_question_everyone_else_a_description_from_the
     assert _said(bob.model_dump_json()) == [], bob.model_dump_json()
     assert bob.provenance.query == "" and bob.provenance.user is None and bob.provenance.flow_run_id is None
     # Described from what it does: its library calls, its parameters' names, kinds, units and bounds, what it returns.
-    properties = bob.parameters["properties"]
+    properties = bob.parameters.model_dump()["properties"]
     assert "formula" in properties and "ase.calculators.emt.EMT" in bob.description and "ase.optimize.BFGS" in bob.description
     assert "formula (a formula" in bob.description and bob.description.startswith("Returns ")
     for name, prop in properties.items():
         assert prop["description"].startswith(f"{name} (") and not {"source", "cue", "cue_after"} & set(prop)
     # Its code is the stored code's, without docstrings: the same run() signature, defaults and bounds.
-    assert signature_schema(bob.code)["properties"].keys() == skill.parameters["properties"].keys()
+    assert signature_schema(bob.code)["properties"].keys() == skill.parameters.model_dump()["properties"].keys()
     assert {k: v["default"] for k, v in signature_schema(bob.code)["properties"].items()} == skill.test_case.params
 
 
@@ -101,7 +101,7 @@ def test_comments_and_docstrings_are_not_shown_and_a_bound_is():
     skill = Skill(name="relax", code=code, parameters=signature_schema(code), output_type="float", unit="eV",
                   test_case=TestCase(params={"fmax": 0.05}, expected=0.05))  # fmt: skip
     assert describe(skill) == "Returns a number in eV, from fmax (a number, > 0)."
-    assert json.loads(json.dumps(shared_view(skill, "bob").parameters))["properties"]["fmax"]["description"] == "fmax (a number, > 0)"
+    assert json.loads(shared_view(skill, "bob").parameters.model_dump_json())["properties"]["fmax"]["description"] == "fmax (a number, > 0)"
 
 
 def test_a_question_a_skill_grew_by_is_its_askers_alone():

@@ -12,6 +12,7 @@ import pytest
 
 from skills.binding import BindingDeclined, bind
 from skills.documents import Provenance, Skill
+from skills.mentions import find_mentions
 from tests.skills.test_binding import lifted
 
 LIBRARY = Path("skills/library")
@@ -131,7 +132,7 @@ SCAN_QUERY = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc c
 
 def test_plus_minus_five_per_cent_states_the_factors_095_and_105():
     scan = lifted(SCAN_CODE, SCAN_QUERY)
-    assert {n: p["default"] for n, p in scan.parameters["properties"].items() if n in ("start", "stop")} == {"start": 0.95, "stop": 1.05}
+    assert {n: p["default"] for n, p in scan.parameters.model_dump()["properties"].items() if n in ("start", "stop")} == {"start": 0.95, "stop": 1.05}
     asked = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc copper (a = 3.6 Å), fitting an equation of state to lattice constants scaled by ±5 %?"
     assert bind(scan, asked).params["start"] == 0.95 and bind(scan, asked).params["stop"] == 1.05
     wider = bind(scan, asked.replace("±5 %", "±10%")).params
@@ -434,3 +435,44 @@ def test_a_formula_with_a_bracketed_group_binds_whole():
     assert bind(MASS_FRACTION, "With pymatgen, what fraction of the mass of Mg(OH)2 is oxygen? Return a float between 0 and 1.").params == {
         "formula": "Mg(OH)2", "element": "O"
     }
+
+
+def test_units_spelled_out_read_as_their_symbols():
+    """ "4.08 angstrom" is a length in Å; "grams per cubic centimetre" is g/cm^3; "kilograms per cubic metre" is not."""
+    from skills.units import same_unit, unit_spans
+
+    assert same_unit("grams per cubic centimetre", "g/cm^3") and same_unit("angstrom", "Å") and same_unit("ångströms", "Å")
+    assert not same_unit("kilograms per mole", "g/mol")
+    assert [text for _, _, text in unit_spans("in grams per cubic centimetre, or kJ per mole")] == ["grams per cubic centimetre", "kJ per mole"]
+    assert find_mentions("at a lattice constant of 4.08 angstrom?")[0].unit == "angstrom"
+
+
+def test_questions_in_other_writers_words_bind_as_they_mean():
+    """Written by someone else (blind set E): a unit spelled out, a sugar named beside the ring SMILES the database lists open."""
+    gold = "According to ASE's effective-medium theory (EMT) calculator, what's the cohesive energy of fcc gold at a lattice constant of 4.08 angstrom? Answer in electronvolts per atom, as a positive number, to four decimals."
+    assert bind(COHESIVE, gold).params["a"] == 4.08
+    magnesia = "Density of rock-salt MgO with a cubic lattice constant of 4.212 Å, computed with pymatgen, in grams per cubic centimetre (4 decimal places)?"
+    assert bind(ROCKSALT, magnesia).params == {**bind(ROCKSALT, magnesia).params, "formula": "MgO", "a": 4.212}
+    with pytest.raises(BindingDeclined):  # another unit of the answer
+        bind(ROCKSALT, magnesia.replace("grams per cubic centimetre", "kilograms per cubic metre"))
+    glucose = "Can you give me the Lipinski H-bond donor and acceptor counts that RDKit reports for glucose{} As [donors, acceptors]."
+    for written in (", SMILES OCC1OC(O)C(O)C(O)C1O?", " (SMILES OCC1OC(O)C(O)C(O)C1O)?", " (OCC1OC(O)C(O)C(O)C1O)?"):
+        assert bind(HBONDS, glucose.format(written)).params["smiles"] == "OCC1OC(O)C(O)C(O)C1O", written
+    assert bind(HBONDS, glucose.format(" and OCC1OC(O)C(O)C(O)C1O?")).params["smiles"] == "OCC1OC(O)C(O)C(O)C1O"  # one molecule, twice
+    for two in (" and for CCO?", " and ethanol, SMILES CCO?", ", SMILES OCC1OC(O)C(O)C1O?"):  # two molecules (the last a pentose ring)
+        with pytest.raises(BindingDeclined):
+            bind(HBONDS, glucose.format(two))
+
+
+def test_a_length_in_another_unit_is_converted_and_anything_else_in_another_unit_declines():
+    nickel = "Unrelaxed vacancy formation energy of nickel from ASE's EMT: fcc Ni with a = {}, 3×3×3 supercell of the conventional cubic cell. eV, 4 dp."
+    for written in ("0.352 nm", "352 pm", "3.52 angstrom"):
+        params = bind(VACANCY, nickel.format(written)).params
+        assert (params["a"], params["element"]) == (3.52, "Ni"), written
+    gold = "What's the cohesive energy of fcc gold at a lattice constant of {} with ASE's EMT? eV/atom, 4 dp."
+    assert bind(COHESIVE, gold.format("0.408 nm")).params["a"] == 4.08
+    for wrong in ("4.08 eV", "4.08 K"):
+        with pytest.raises(BindingDeclined):
+            bind(COHESIVE, gold.format(wrong))
+    with pytest.raises(BindingDeclined):  # a range in nm never sets the verified range in Å
+        bind(BULK_MODULUS, "Bulk modulus of fcc Ag from ASE EMT: E-V fit over 11 evenly spaced lattice constants from 0.395 to 0.415 nm. GPa.")

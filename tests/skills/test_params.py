@@ -76,7 +76,7 @@ def test_role_bounds_follow_a_parameters_name_unit_and_verified_default(name, pr
 
 def test_with_bounds_keeps_bounds_a_schema_declares():
     schema = {"type": "object", "properties": {"fmax": {"type": "number", "minimum": 0.001}}}
-    assert with_bounds(schema) == schema
+    assert with_bounds(schema).model_dump() == schema
 
 
 def test_validate_params_rejects_values_out_of_bounds_naming_them():
@@ -93,5 +93,5 @@ def test_a_stored_skill_without_bounds_gets_them_when_loaded():
     document = Skill(name="old", code=CODE, parameters=old, test_case=TestCase(expected=0.0)).model_dump(mode="json")
     document["parameters"] = old  # as an earlier version stored it
     loaded = Skill.model_validate(document)
-    assert loaded.parameters["properties"]["fmax"]["exclusiveMinimum"] == 0
+    assert loaded.parameters.model_dump()["properties"]["fmax"]["exclusiveMinimum"] == 0
     assert loaded.resources.walltime_s == 120.0  # a stored skill without a declared wall time keeps the default

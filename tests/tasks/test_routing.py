@@ -7,6 +7,7 @@ import pytest
 
 from deployments.settings import Settings
 from skills.documents import Provenance, Skill, TestCase
+from skills.parameter import ParameterSchema
 from tasks.bind import choose_recalled, choose_skill
 from tasks.models import Recall, SkillMatch, SolveRequest
 from tests.codes import N2_CODE, N2_QUERY
@@ -15,7 +16,7 @@ from tests.skills.test_binding import lifted
 SETTINGS = Settings(skill_match_threshold=0.3, skill_exact_threshold=0.9)
 WITH_PARAMS = Skill(name="p", code="def run(x: float = 1.0):\n    return x\n", parameters={"properties": {"x": {"type": "number", "default": 1.0}}}, test_case=TestCase(expected=1.0))
 WITHOUT = Skill(name="q", code="def run():\n    return 1\n", test_case=TestCase(expected=1))
-EMPTY_PROPERTIES = WITHOUT.model_copy(update={"name": "r", "parameters": {"type": "object", "properties": {}}})
+EMPTY_PROPERTIES = WITHOUT.model_copy(update={"name": "r", "parameters": ParameterSchema.model_validate({"type": "object", "properties": {}})})
 
 
 def tried(*matches: tuple[Skill, float], settings: Settings = SETTINGS) -> list[tuple[str, float]]:
@@ -76,7 +77,7 @@ def test_when_every_skill_declines_none_answers_and_all_reasons_are_kept():
 def test_a_binding_the_schema_refuses_declines():
     # The binder reads a formula; the parameter's declared JSON type is a number: the schema check refuses it.
     schema = {"type": "object", "properties": {"formula": {"type": "number", "default": 1.0, "kind": "formula", "source": "nitrogen molecule"}}}
-    mistyped = N2.model_copy(update={"parameters": schema})
+    mistyped = N2.model_copy(update={"parameters": ParameterSchema.model_validate(schema)})
     choice = choose_skill(SolveRequest(query=N2_QUERY.replace("a nitrogen molecule", "O2")), [SkillMatch(skill=mistyped, similarity=0.8)])
     assert choice.match is None and choice.binding is None
     assert [d.skill_id for d in choice.declined] == [mistyped.id] and "bad skill parameters" in choice.declined[0].reason

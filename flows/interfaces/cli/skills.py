@@ -61,27 +61,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def parameter_lines(skill) -> list[str]:  # noqa: ANN001 - Skill, imported lazily
-    """Each parameter with its kind, default, bounds, and the words of the verified question it is read from (else its description)."""
-    properties = skill.parameters.get("properties", {})
+    """Each parameter with its kind and unit, default, bounds, and the words of the verified question it is read from (else its
+    description)."""
+    properties = skill.parameters.properties
     if not properties:
         return ["parameters: none (answers only the question it was verified on)"]
     lines = ["parameters:"]
+    signs = {"exclusiveMinimum": ">", "minimum": ">=", "exclusiveMaximum": "<", "maximum": "<="}
     for name, prop in properties.items():
-        bounds = []
-        if "exclusiveMinimum" in prop:
-            bounds.append(f"> {prop['exclusiveMinimum']}")
-        if "minimum" in prop:
-            bounds.append(f">= {prop['minimum']}")
-        if prop.get("derives"):
+        bounds = [f"{signs[key]} {value}" for key, value in prop.bounds().items()]
+        if prop.derives:
             bounds.append("same make-up as the default (its elements are used by position)")
-        if prop.get("kind") in ("element", "formula", "smiles"):
-            bounds.append(f"a valid {prop['kind']}")
-        lines.append(f"  --param {name}=<{prop.get('kind') or prop.get('type')}>  default {prop.get('default')!r}"
+        if prop.kind in ("element", "formula", "smiles"):
+            bounds.append(f"a valid {prop.kind}")
+        unit = f" in {prop.unit}" if prop.unit else ""
+        lines.append(f"  --param {name}=<{prop.kind or prop.type}{unit}>  default {prop.default!r}"
                      f"{'  bounds: ' + '; '.join(bounds) if bounds else ''}")  # fmt: skip
-        if prop.get("source"):
-            lines.append(f"      read from: {prop['source']!r}" + (f"  (cue words: {' '.join(prop['cue'])})" if prop.get("cue") else ""))
-        elif prop.get("description"):
-            lines.append(f"      {prop['description']}")
+        if prop.source:
+            lines.append(f"      read from: {prop.source!r}" + (f"  (cue words: {' '.join(prop.cue)})" if prop.cue else ""))
+        elif prop.description:
+            lines.append(f"      {prop.description}")
     return lines
 
 
@@ -111,11 +110,11 @@ def run_skills(args: argparse.Namespace) -> int:
         skills = [_shown(s, settings) for s in store.latest_skills()]
         _report_problems(store)
         if args.json:
-            print(json.dumps([{"id": s.id, "description": s.description, "parameters": list(s.parameters.get("properties", {})),
+            print(json.dumps([{"id": s.id, "description": s.description, "parameters": s.parameters.names(),
                                "uses": s.stats.uses} for s in skills]))
         else:
             for s in skills:
-                params = ", ".join(s.parameters.get("properties", {}))
+                params = ", ".join(s.parameters.properties)
                 print(f"{s.id:<36} ({params})  {s.description.splitlines()[0][:90] if s.description else ''}")
             print(f"{len(skills)} skills", file=sys.stderr)
         if not skills:

@@ -173,11 +173,11 @@ def skill_tool(skill: Skill, viewer: str | None, network: bool = False) -> types
     The description is made from its code and parameters; its teacher's own description follows as quoted data where
     ``viewer`` may see it (its teacher; anyone, for a starter skill). ``network``: whether its sandbox may reach it."""
     shown = shared_view(skill, viewer)
-    schema = {"type": "object", **shown.parameters, "additionalProperties": False}
+    schema = shown.parameters.json_schema()  # standard keywords only: the kind and unit said in each description
     taught = f" {quoted(skill.description, 'Its teacher described it')}" if shows_words_to(skill, viewer) and skill.description else ""
     description = f"{describe(skill)} Runs without an LLM, for at most {skill.resources.walltime_s:g} s.{taught}"
     result = {**_OUTPUT_TYPES[skill.output_type], **({"description": f"in {skill.unit}"} if skill.unit else {})}
-    properties = shown.parameters.get("properties", {})
+    properties = schema["properties"]
     bound = {
         "type": "object",
         "properties": {name: {k: prop[k] for k in ("type", "description") if k in prop} for name, prop in properties.items()},
@@ -227,7 +227,7 @@ def _checked(tool: types.Tool, reply: types.CallToolResult) -> types.CallToolRes
 def _skill_summary(skill: Skill, viewer: str | None) -> dict[str, Any]:
     """A skill as ``list_skills`` gives it, as ``viewer`` may see it."""
     shown = shared_view(skill, viewer)
-    return {"id": shown.id, "description": shown.description, "parameters": shown.parameters, "uses": shown.stats.uses}
+    return {"id": shown.id, "description": shown.description, "parameters": shown.parameters.json_schema(), "uses": shown.stats.uses}
 
 
 class _Handlers:

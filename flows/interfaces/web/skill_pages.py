@@ -60,7 +60,7 @@ def _skill_page(request: Request, user: str, skill: Skill, values: dict[str, Any
         "user": user,
         "login": state.settings.web_login,
         "skill": skill,
-        "fields": form_fields(skill.parameters, values),
+        "fields": form_fields(skill.parameters.json_schema(), values),
         "flow_url": state.flow_run_url(skill.provenance.flow_run_id),
         "result": None,
         "explained": None,
@@ -82,7 +82,7 @@ async def run_from_form(request: Request, user: CurrentUser, skill_id: str) -> H
     state = web_state(request)
     skill = _skill(state, skill_id)
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-    params = form_params(skill.parameters, form)
+    params = form_params(skill.parameters.json_schema(), form)
     try:
         checked_params(skill, params)  # outside what the skill was verified on: refused with the reason
     except ParameterError as exc:

@@ -104,7 +104,7 @@ def test_fixed_tool_arguments(server, tool, args):
         assert not result.is_error and result.structured_content == {"result": []}, message  # nothing solved yet
     else:
         shown = shared_view(skill, get_settings().user)  # no teacher recorded: described from its code
-        summary = {"id": skill.id, "description": shown.description, "parameters": shown.parameters, "uses": 0}
+        summary = {"id": skill.id, "description": shown.description, "parameters": shown.parameters.json_schema(), "uses": 0}
         found = result.structured_content["result"]
         assert not result.is_error and found in ([], [summary]), message
         if not args.get("query", "").strip() or args["query"] == skill.description:  # every skill, or a search for this one

@@ -159,3 +159,18 @@ def test_a_run_past_its_declared_wall_time_ends_with_an_error_saying_so(store):
             assert result.content[0].text.startswith(f"{sleeper.id} failed with seconds=600.0: ran past its declared wall time of 2 s")
 
     anyio.run(session)
+
+
+def test_a_learned_skills_tool_schema_holds_standard_json_schema_keywords_only():
+    """A lifted skill's parameters carry evoskill's own keys (kind, unit, cue, source, derives); its tool says them in words."""
+    from flows.interfaces.mcp.server import skill_tool
+    from tests.skills.test_parameter import EVOSKILL_KEYS, LIFTED
+
+    code = "def run(formula: str = 'N2', a: float = 4.05, structure: str = 'fcc', energies: list = [['Li', 0.0], ['O2', 0.0]]) -> float:\n    return 1.0\n"
+    skill = Skill(name="lifted", code=code, parameters=LIFTED, output_type="float", test_case=TestCase(expected=1.0))
+    for viewer in (None, "bob"):
+        schema = skill_tool(skill, viewer).input_schema
+        Draft202012Validator.check_schema(schema)
+        assert all(not EVOSKILL_KEYS & set(prop) for prop in schema["properties"].values()), schema
+        assert "Å" in schema["properties"]["a"]["description"] and schema["properties"]["structure"]["enum"] == ["bcc", "fcc"]
+        assert not list(Draft202012Validator(schema).iter_errors({"formula": "O2", "a": 3.6}))
