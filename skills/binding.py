@@ -407,6 +407,7 @@ def _bind_numbers(
     numeric = [n for n, k in kinds.items() if k in ("number", "integer")]
     ranged = bound_ranges(verified, known, sources, query, numbers)
     partners = entry_partners(verified, known, sources, numeric)
+    other_unit, unitless = "", []  # a value in another unit than its parameter's, and values given without one
     for mention in numbers:
         strengths = {name: ties(query, mention, name, properties[name], substance_words) for name in numeric}
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
@@ -448,7 +449,11 @@ def _bind_numbers(
             in_unit = converted(number, mention.unit, properties[name].unit)
             if in_unit is None:
                 raise BindingDeclined(f"the question states {mention.text} in {mention.unit}; {name} is in {properties[name].unit}")
-            number = in_unit
+            number, other_unit = in_unit, mention.unit or ""
+        elif properties[name].unit and not mention.unit:
+            unitless.append(mention)
+        if other_unit and unitless:  # "a = 0.3209 and c = 0.5211 nm": is 0.3209 in nm or in Å?
+            raise BindingDeclined(f"the question gives a value in {other_unit} and {unitless[0].text} without a unit: which unit is it in?")
         _check_value(name, properties[name], number)
         binding.params[name] = int(number) if kinds[name] == "integer" else number
         binding.bound.append(BoundValue(name=name, value=binding.params[name], words=_words(query, mention)))

@@ -122,19 +122,38 @@ def flat_smiles(text: str) -> str | None:
 
 
 def ring_chain_tautomers(chain: str, ring: str) -> bool:
-    """Whether two SMILES are the open-chain and ring forms of one molecule: the same formula, and the ring form has one more
-    ring and one C=O fewer (glucose's aldehyde closed to its pyranose hemiacetal). Other isomers (ethanol, COC) are not.
+    """Whether ``ring`` is the cyclic hemiacetal (or hemiketal) of ``chain``: opening one of its rings at the carbon that bears
+    both the ring oxygen and an OH (that OH becoming the C=O, the ring oxygen an OH) gives ``chain``, as glucopyranose opens to
+    glucose. Other isomers with one more ring (fructopyranose for glucose, an epoxide for a ketone, inositol) are not.
 
-    >>> ring_chain_tautomers("O=C[C@H](O)[C@@H](O)[C@H](O)[C@H](O)CO", "OCC1OC(O)C(O)C(O)C1O"), ring_chain_tautomers("CCO", "COC")
-    (True, False)
+    >>> glucose = "O=C[C@H](O)[C@@H](O)[C@H](O)[C@H](O)CO"
+    >>> [ring_chain_tautomers(glucose, s) for s in ("OCC1OC(O)C(O)C(O)C1O", "OCC1(O)OCC(O)C(O)C1O", "OC1C(O)C(O)C(O)C(O)C1O")]
+    [True, False, False]
+    >>> ring_chain_tautomers("CC(C)=O", "CC1CO1"), ring_chain_tautomers("CCO", "COC")
+    (False, False)
     """
-    a, b = molecule(chain), molecule(ring)
-    if a is None or b is None or smiles_formula(chain) != smiles_formula(ring):
+    chem = _rdkit()
+    opened, cyclic = molecule(chain), molecule(ring)
+    if opened is None or cyclic is None or smiles_formula(chain) != smiles_formula(ring):
         return False
-    carbonyl = _rdkit().MolFromSmarts("[CX3]=[OX1]")
-    rings = (a.GetRingInfo().NumRings(), b.GetRingInfo().NumRings())
-    carbonyls = (len(a.GetSubstructMatches(carbonyl)), len(b.GetSubstructMatches(carbonyl)))
-    return rings[1] == rings[0] + 1 and carbonyls[0] == carbonyls[1] + 1
+    target = flat_smiles(chain)
+    hemiacetal = chem.MolFromSmarts("[CX4;R:1](-[OX2;R:2])-[OX2H1;!R:3]")
+    for carbon, ring_oxygen, hydroxyl in cyclic.GetSubstructMatches(hemiacetal):
+        edit = chem.RWMol(chem.AddHs(cyclic))  # hydrogens come after the heavy atoms: removing one keeps their indices
+        edit.RemoveAtom(next(n.GetIdx() for n in edit.GetAtomWithIdx(hydroxyl).GetNeighbors() if n.GetAtomicNum() == 1))
+        edit.RemoveBond(carbon, ring_oxygen)
+        edit.GetBondBetweenAtoms(carbon, hydroxyl).SetBondType(chem.BondType.DOUBLE)
+        edit.GetAtomWithIdx(ring_oxygen).SetNoImplicit(False)
+        try:
+            mol = edit.GetMol()
+            mol.UpdatePropertyCache(strict=False)
+            mol = chem.RemoveHs(mol, sanitize=True)
+        except Exception:  # noqa: BLE001 - an opening RDKit cannot sanitise is no tautomer
+            continue
+        chem.RemoveStereochemistry(mol)
+        if chem.MolToSmiles(mol) == target:
+            return True
+    return False
 
 
 @cache

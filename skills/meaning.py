@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
-from skills.mentions import GENERIC_WORDS, Mention
+from skills.mentions import GENERIC_WORDS, Mention, same_amount
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical
 from skills.units import normal_unit, same_unit, unit_spans
 
@@ -282,8 +282,9 @@ def fixed_setting(verified: str, context: Iterable[Mention], query: str, fresh: 
     for mention in fresh:
         named = _NAMED.search(query[: mention.start])
         constant = fixed.get(named.group(1).lower()) if named else None
-        if mention.kind == "number" and constant is not None and constant.number != mention.number:
-            return f"the question sets {named.group(1)} to {mention.text}; the skill was verified with {constant.text}, which its code fixes"  # type: ignore[union-attr]
+        if mention.kind == "number" and constant is not None and not same_amount(constant, mention):
+            said = f"{mention.text} {mention.unit}" if mention.unit and mention.unit not in mention.text else mention.text
+            return f"the question sets {named.group(1)} to {said}; the skill was verified with {constant.text}, which its code fixes"  # type: ignore[union-attr]
     return None
 
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, homonuclear, is_element, is_formula, resolve_name
-from skills.units import is_unit, unit_spans
+from skills.units import converted, is_unit, same_unit, unit_spans
 
 __all__ = [
     "GENERIC_WORDS", "Mention", "chemical_words", "find_mentions", "format_spans", "words_before", "words_after", "content_words", "question_words", "stem",
-    "topic_words",
+    "topic_words", "same_amount",
 ]  # fmt: skip
 
 Kind = Literal["number", "formula", "smiles", "name"]
@@ -115,6 +115,17 @@ class Mention:
     @property
     def end(self) -> int:
         return self.start + len(self.text)
+
+
+def same_amount(a: Mention, b: Mention) -> bool:
+    """Whether two numbers state the same amount: the same number, or the same length in two units (1.0 Å is 0.1 nm, not 1.0 nm);
+    a number without a unit is taken in the other's."""
+    if a.number is None or b.number is None:
+        return a.number == b.number
+    if a.unit and b.unit and not same_unit(a.unit, b.unit):
+        in_b = converted(a.number, a.unit, b.unit)
+        return in_b is not None and abs(in_b - b.number) <= 1e-9 * max(1.0, abs(b.number))
+    return a.number == b.number
 
 
 def format_spans(text: str) -> list[tuple[int, int]]:

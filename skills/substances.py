@@ -21,7 +21,7 @@ import re
 
 from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, smiles_formula
 from skills.domain import ENTITY_KINDS, same_value
-from skills.mentions import Mention
+from skills.mentions import Mention, same_amount
 
 __all__ = [
     "MAX_CANDIDATES", "BindingDeclined", "value_of", "equal_mentions", "merge", "group_value", "restates", "restated", "parts_left_out",
@@ -50,7 +50,7 @@ def value_of(mention: Mention, kind: str) -> str | None:
 def equal_mentions(a: Mention, b: Mention) -> bool:
     """Whether two mentions state the same value (in some reading both allow); a name and a SMILES of one molecule do."""
     if a.kind == "number" or b.kind == "number":
-        return a.kind == b.kind and a.number == b.number and a.plus_minus == b.plus_minus
+        return a.kind == b.kind and same_amount(a, b) and a.plus_minus == b.plus_minus
     if any(value_of(a, k) is not None and value_of(b, k) is not None and same_value(k, value_of(a, k), value_of(b, k)) for k in ENTITY_KINDS):
         return True
     written, named = (a, b) if a.kind == "smiles" else (b, a)

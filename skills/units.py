@@ -25,7 +25,8 @@ _PLAIN = (
     "fs ps ns µs amu Da kDa Debye debye mol kmol mmol degrees deg ° °C °F THz GHz MHz Hz bohr Bohr a.u. wt% at% ppm ppb % "
     "grams gram kilograms kelvin joules joule electronvolts electronvolt pascals gigapascals nanometres nanometers picometres "
     "picometers kilojoules kilocalories hartrees rydbergs debyes centimetre centimetres centimeter centimeters Ångström ångström "
-    "Ångströms ångströms Angstroms gigapascal electronvolt"
+    "Ångströms ångströms Angstroms gigapascal electronvolt pounds pound lb lbs inch inches milligram milligrams micrograms "
+    "litre litres liter liters"
 ).split()
 # Symbols that are also words or elements ("K", "m", "s", "A", "C", "J", "T", "g", "Pa"): units only in a unit's place.
 _AMBIGUOUS = "K C F J T g kg mg m s h min A W V S u L Pa cal rad atom atoms cell".split()
@@ -50,7 +51,8 @@ _SPELLED = {
     "electronvolt": "eV", "electronvolts": "eV", "pascals": "Pa", "gigapascals": "GPa", "nanometres": "nm", "nanometers": "nm",
     "picometres": "pm", "picometers": "pm", "kilocalories": "kcal", "hartrees": "Ha", "hartree": "Ha", "rydbergs": "Ry",
     "debyes": "D", "debye": "D", "degrees": "deg", "mole": "mol", "moles": "mol", "centimetre": "cm", "centimetres": "cm",
-    "centimeter": "cm", "centimeters": "cm", "gigapascal": "GPa", "nanometre": "nm", "nanometer": "nm", "picometre": "pm", "picometer": "pm",
+    "centimeter": "cm", "centimeters": "cm", "gigapascal": "GPa", "pound": "lb", "pounds": "lb", "lbs": "lb", "inch": "in",
+    "inches": "in", "milligram": "mg", "milligrams": "mg", "micrograms": "µg", "litre": "L", "litres": "L", "liter": "L", "liters": "L", "nanometre": "nm", "nanometer": "nm", "picometre": "pm", "picometer": "pm",
 }  # fmt: skip
 
 

@@ -476,3 +476,24 @@ def test_a_length_in_another_unit_is_converted_and_anything_else_in_another_unit
             bind(COHESIVE, gold.format(wrong))
     with pytest.raises(BindingDeclined):  # a range in nm never sets the verified range in Å
         bind(BULK_MODULUS, "Bulk modulus of fcc Ag from ASE EMT: E-V fit over 11 evenly spaced lattice constants from 0.395 to 0.415 nm. GPa.")
+
+
+def test_what_an_attack_on_units_and_tautomers_found_declines():
+    """A number without a unit beside one in nm, a fixed setting restated in another unit, an answer unit not known before,
+    and a ring isomer that is not the named molecule's hemiacetal: each declines."""
+    hexagonal = library_skill("pymatgen_hcp_cell_volume_mg")
+    volume = "What is the volume (unit: Å^3) of the hexagonal unit cell of magnesium with {}, computed with pymatgen?"
+    assert bind(hexagonal, volume.format("a = 0.3209 nm and c = 0.5211 nm")).params == {"a": 3.209, "c": 5.211}
+    for mixed in ("a = 0.3209 and c = 0.5211 nm", "c = 0.5211 nm and a = 0.3209"):
+        with pytest.raises(BindingDeclined, match="without a unit"):
+            bind(hexagonal, volume.format(mixed))
+    dimer = library_skill("ase_lj_dimer_distance")
+    with pytest.raises(BindingDeclined, match="sigma to 1.0 nm"):
+        bind(dimer, dimer.provenance.query.replace("sigma = 1.0 Å", "sigma = 1.0 nm"))
+    with pytest.raises(BindingDeclined, match="pounds per cubic inch"):
+        bind(ROCKSALT, "Density of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen, in pounds per cubic inch?")
+    with pytest.raises(BindingDeclined, match="milligrams per mole"):
+        bind(MOLAR_MASS, "What is the molar mass of Fe2O3 in milligrams per mole according to pymatgen?")
+    for named, ring in (("fructose", "OCC1OC(O)C(O)C(O)C1O"), ("glucose", "OCC1(O)OCC(O)C(O)C1O"), ("acetone", "CC1CO1"), ("hexanal", "OC1CCCCC1")):
+        with pytest.raises(BindingDeclined, match="names"):
+            bind(TPSA, f"TPSA of {named}, SMILES {ring}, with RDKit (unit: Å^2)")
