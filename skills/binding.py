@@ -105,6 +105,17 @@ def _source(question: str, mentions: list[Mention], name: str, prop: Parameter, 
     return None
 
 
+def _restating(mention: Mention, asked: list[Mention], context: list[Mention]) -> bool:
+    """Whether ``mention`` restates a constant of the verified question: one it states, and a number no more often than it
+    ("sigma = 1.0, epsilon = 1.0 and a cutoff of 1.0" for a question with two 1.0s: one of them is a value of its own)."""
+    if not any(restates(mention, c) for c in context):
+        return False
+    if mention.kind != "number":
+        return True
+    said = sum(a.kind == "number" and equal_mentions(a, mention) for a in asked)
+    return said <= sum(c.kind == "number" and equal_mentions(c, mention) for c in context)
+
+
 def _check_value(name: str, prop: Parameter, value: Any) -> None:
     """Refuse a value outside what the skill was verified for (``skills/domain.py``: kind, bounds, make-up)."""
     problem = value_problem(name, prop, value)
@@ -219,7 +230,7 @@ def bind(skill: Skill, query: str) -> Binding:
     # The verified question's constants: what no parameter came from ("naphthalene (SMILES c1ccc2ccccc2c1)" is one source).
     context = [m for m in unlisted if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
     naming = {element.start for element, _ in _formula_names(query, asked)}  # the lithium of "lithium superoxide, LiO2"
-    fresh = [m for m in asked if not any(restates(m, c) for c in context) and (m.start, m.text) not in listing and m.start not in naming]
+    fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
     if any(_REPEAT.fullmatch(m.text) for m in asked):  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat

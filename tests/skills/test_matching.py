@@ -490,6 +490,9 @@ def test_what_an_attack_on_units_and_tautomers_found_declines():
     dimer = library_skill("ase_lj_dimer_distance")
     with pytest.raises(BindingDeclined, match="sigma to 1.0 nm"):
         bind(dimer, dimer.provenance.query.replace("sigma = 1.0 Å", "sigma = 1.0 nm"))
+    with pytest.raises(BindingDeclined):  # a third 1.0 is no restatement of sigma's or epsilon's: the cutoff is not left at 10
+        bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 1.0"))
+    assert bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 6.0 Å")).params["rc"] == 6.0
     with pytest.raises(BindingDeclined, match="pounds per cubic inch"):
         bind(ROCKSALT, "Density of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen, in pounds per cubic inch?")
     with pytest.raises(BindingDeclined, match="milligrams per mole"):
