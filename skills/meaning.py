@@ -68,7 +68,7 @@ NEUTRAL = frozenset(
 
 _COUNTS = frozenset({"number", "count", "amount"})
 _DENYING = re.compile(r"\b(?:not|non|except|excluding|without|besides|other\s+than|apart\s+from|but\s+not)\s+(?:the\s+|any\s+|its\s+)?$", re.I)
-_BASIS = re.compile(r"\bper[\s-]+(formula[\s-]+unit|atom|molecule|mole|mol|site|cell|unit[\s-]+cell|bond|electron|ion|particle|f\.?u\.?)s?\b", re.I)
+_BASIS = re.compile(r"\bper[\s-]+(?:[A-Za-z][A-Za-z0-9]*[\s-]+)??(formula[\s-]+unit|atom|molecule|mole|mol|site|cell|unit[\s-]+cell|bond|electron|ion|particle|f\.?u\.?)s?\b", re.I)
 
 
 def _said(texts: Iterable[str]) -> frozenset[str]:
@@ -213,7 +213,7 @@ def _free_units(text: str, answer_unit: str | None) -> Counter[str]:
             continue
         power = re.search(r"\b(square|cubic)\s+$", text[:start], re.I)  # "square angstroms" is Å^2
         key = normal_unit(unit) + ({"square": "2", "cubic": "3"}[power.group(1).lower()] if power else "")
-        basis = re.match(r",?\s*per\s+(formula\s+unit|atom|molecule|mole?|site|cell)", text[end:], re.I)
+        basis = re.match(r",?\s*per\s+(?:[A-Za-z][A-Za-z0-9]*\s+)??(formula\s+unit|atom|molecule|mole?|site|cell)\b", text[end:], re.I)
         if basis:
             name = _basis_name(basis.group(1))
             key = f"{key}/{name}" if name in ("atom", "mol") else f"{key}|{name}"

@@ -495,6 +495,9 @@ def test_what_an_attack_on_units_and_tautomers_found_declines():
     assert bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 6.0 Å")).params["rc"] == 6.0
     with pytest.raises(BindingDeclined, match="pounds per cubic inch"):
         bind(ROCKSALT, "Density of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen, in pounds per cubic inch?")
+    with pytest.raises(BindingDeclined, match="per atom"):  # a basis with a word between: "per iron atom"
+        bind(MOLAR_MASS, "What is the molar mass (unit: g/mol) of Fe2O3 according to pymatgen, per iron atom?")
+    assert bind(COHESIVE, "Cohesive energy of fcc aluminium, a = 4.05 Å, with ASE's EMT, in eV per Al atom?").params["a"] == 4.05
     with pytest.raises(BindingDeclined, match="milligrams per mole"):
         bind(MOLAR_MASS, "What is the molar mass of Fe2O3 in milligrams per mole according to pymatgen?")
     for named, ring in (("fructose", "OCC1OC(O)C(O)C(O)C1O"), ("glucose", "OCC1(O)OCC(O)C(O)C1O"), ("acetone", "CC1CO1"), ("hexanal", "OC1CCCCC1")):
