@@ -163,7 +163,29 @@ def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
         named = re.search(r"([A-Za-z][\w-]*)\s*[(,:]?\s*(?:SMILES\s*[:=]?\s*)?$", query[: mention.start])
         if named:
             found.add(named.group(1).lower())
+    if any(m.kind in ("smiles", "formula") for m in asked):  # "1,3,7-trimethylpurine-2,6-dione (caffeine, SMILES …)": a name
+        found |= {w.lower() for token in query.split() if _SYSTEMATIC_NAME.search(token) for w in re.findall(r"[A-Za-z]+", token)}
     return found | {ion for _, ion in _formula_names(query, asked)}
+
+
+def _in_systematic_names(query: str, asked: list[Mention]) -> set[int]:
+    """Where the question names a molecule's part inside its systematic name, beside the molecule's SMILES or formula: no
+    substance of its own."""
+    if not any(m.kind in ("smiles", "formula") for m in asked):
+        return set()
+    tokens = [(t.start(), t.group().rstrip(".,;:?!)")) for t in re.finditer(r"\S+", query) if _SYSTEMATIC_NAME.search(t.group())]
+    parts = set()
+    for mention in (m for m in asked if m.kind == "name"):
+        for start, token in tokens:
+            inside = start <= mention.start < start + len(token)
+            whole = mention.end == start + len(token) and re.fullmatch(r"[\d,]+-", query[start : mention.start]) is not None
+            if inside and not whole:  # "2,6-dimethylpyridine" names the whole molecule: a substance like any other
+                parts.add(mention.start)
+    return parts
+
+
+# A systematic (IUPAC) name: comma-separated locants ("2,6-dione"), a stereo descriptor ("(2S)-"), or a substituent's "-2-yl".
+_SYSTEMATIC_NAME = re.compile(r"\d+(?:,\d+)+-[a-z(\[]|\(\d*[RSEZ](?:,\d*[RSEZ])*\)-|-\d+-yl\b")
 
 
 def _formula_names(query: str, asked: list[Mention]) -> list[tuple[Mention, str]]:
@@ -230,6 +252,7 @@ def bind(skill: Skill, query: str) -> Binding:
     # The verified question's constants: what no parameter came from ("naphthalene (SMILES c1ccc2ccccc2c1)" is one source).
     context = [m for m in unlisted if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
     naming = {element.start for element, _ in _formula_names(query, asked)}  # the lithium of "lithium superoxide, LiO2"
+    naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]

@@ -349,6 +349,7 @@ def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
 
 
 _NEGATIONS = frozenset("no not without non never nor except excluding".split())
+_PREPOSITIONS = frozenset("of for in on at to from by into onto".split())  # "no relaxation of atoms": the negation ends at "of"
 _NEGATING_PAIRS = frozenset({("rather", "than"), ("other", "than"), ("instead", "of")})
 
 
@@ -363,7 +364,7 @@ def question_words(text: str, mentions: list[Mention] | None = None) -> list[tup
     for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):
         word = m.group().lower().removesuffix("'s").strip("'")
         joined = re.fullmatch(r"[\s_-]+", text[end : m.start()]) is not None  # "E_above_hull" is written as one term
-        negation = negation - 1 if joined else 0  # a negation reaches three words on, within its clause
+        negation = negation - 1 if joined and word not in _PREPOSITIONS else 0  # three words on, within its clause and phrase
         if len(word) > 1 and word not in GENERIC_WORDS and not any(s <= m.start() < e for s, e in spans):
             words.append((word, previous if joined else "", negation > 0))
         if word in _NEGATIONS or word.endswith("n't") or (previous, word) in _NEGATING_PAIRS:

@@ -63,6 +63,7 @@ GLOSSARY = {
     "logp": "octanol water partition coefficient",
     "lj": "lennard jones",
     "xrd": "x ray diffraction",
+    "mol": "molecule",  # "relax the mol": a word where it is no unit (a unit's "mol" is read as a unit first)
     "bcc": "body centred cubic",
     "fcc": "face centred cubic",
     "hcp": "hexagonal close packed",

@@ -22,14 +22,14 @@ __all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", 
 # Symbols that are units and nothing else in a question (never a word or an element read alone).
 _PLAIN = (
     "eV meV keV Ry Ha Hartree hartree kJ kcal GPa MPa kPa bar mbar atm Torr Å Angstrom angstrom angstroms nm pm fm µm um mm cm km "
-    "fs ps ns µs amu Da kDa Debye debye mol kmol mmol degrees deg ° °C °F THz GHz MHz Hz bohr Bohr a.u. wt% at% ppm ppb % "
+    "fs ps ns µs amu Da kDa Debye debye kmol mmol degrees deg ° °C °F THz GHz MHz Hz bohr Bohr a.u. wt% at% ppm ppb % "
     "grams gram kilograms kelvin joules joule electronvolts electronvolt pascals gigapascals nanometres nanometers picometres "
     "picometers kilojoules kilocalories hartrees rydbergs debyes centimetre centimetres centimeter centimeters Ångström ångström "
     "Ångströms ångströms Angstroms gigapascal electronvolt pounds pound lb lbs inch inches milligram milligrams micrograms "
     "litre litres liter liters"
 ).split()
 # Symbols that are also words or elements ("K", "m", "s", "A", "C", "J", "T", "g", "Pa"): units only in a unit's place.
-_AMBIGUOUS = "K C F J T g kg mg m s h min A W V S u L Pa cal rad atom atoms cell".split()
+_AMBIGUOUS = "K C F J T g kg mg m s h min A W V S u L Pa cal rad atom atoms cell mol".split()  # "relax the mol(ecule)"
 UNIT_SYMBOLS = frozenset(_PLAIN) | frozenset(_AMBIGUOUS)
 """Every symbol a unit expression is made of."""
 

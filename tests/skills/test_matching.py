@@ -503,3 +503,22 @@ def test_what_an_attack_on_units_and_tautomers_found_declines():
     for named, ring in (("fructose", "OCC1OC(O)C(O)C(O)C1O"), ("glucose", "OCC1(O)OCC(O)C(O)C1O"), ("acetone", "CC1CO1"), ("hexanal", "OC1CCCCC1")):
         with pytest.raises(BindingDeclined, match="names"):
             bind(TPSA, f"TPSA of {named}, SMILES {ring}, with RDKit (unit: Å^2)")
+
+
+def test_systematic_names_shorthand_and_a_negation_that_ends_at_its_phrase():
+    """Blind set F: a molecule given by its IUPAC name beside its SMILES, "mol" for the molecule, "no relaxation of atoms"."""
+    crippen = library_skill("rdkit_logp_ibuprofen")
+    caffeine = "1,3,7-trimethylpurine-2,6-dione (caffeine, SMILES CN1C=NC2=C1C(=O)N(C(=O)N2C)C): what is its Crippen logP according to RDKit? 4 decimal places."
+    assert bind(crippen, caffeine).params["smiles"] == "CN1C=NC2=C1C(=O)N(C(=O)N2C)C"
+    nicotine = "MW nicotine? 3-[(2S)-1-methylpyrrolidin-2-yl]pyridine, CN1CCC[C@H]1c1cccnc1. rdkit, g/mol, 4dp"
+    assert bind(MOLWT, nicotine).params["smiles"] == "CN1CCC[C@H]1c1cccnc1"
+    for two in ("MW of ethanol and 2,6-dimethylpyridine (CCO), rdkit g/mol", "MW of 2,6-dimethylpyridine (CCO), rdkit g/mol",
+                "MW of 3-[(2S)-1-methylpyrrolidin-2-yl]pyridine and pyridine, CN1CCC[C@H]1c1cccnc1, rdkit g/mol"):  # fmt: skip
+        with pytest.raises(BindingDeclined, match="names"):
+            bind(MOLWT, two)
+    atomization = library_skill("ase_emt_atomization_n2")
+    assert bind(atomization, "CO atomization E? ASE EMT, relax mol w/ BFGS to fmax=0.01 eV/A first, give eV (positive), 4 dp").params["formula"] == "CO"
+    platinum = "Vacancy formation energy for platinum, fcc with a = 3.92 Å, no relaxation of atoms, in 3x3x3 supercell made from the conventional cubic cell, EMT of ASE. eV."
+    assert bind(VACANCY, platinum).params["element"] == "Pt"
+    with pytest.raises(BindingDeclined, match="relax"):
+        bind(VACANCY, platinum.replace("no relaxation of atoms", "relaxation of atoms"))
