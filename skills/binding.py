@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import element_symbol, formula_elements, same_formula
+from skills.chemistry import element_symbol, flat_smiles, formula_elements, resolve_name, ring_chain_tautomers, same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
 from skills.meaning import (
@@ -184,6 +184,23 @@ def _in_systematic_names(query: str, asked: list[Mention]) -> set[int]:
     return parts
 
 
+def _systematic_name_of_another(query: str, asked: list[Mention]) -> str | None:
+    """Why a systematic name the question gives is another molecule than its SMILES or formula ("hexa-2,4-dienal (SMILES
+    Cc1ccc(C)o1)"), where the name database knows the name; None when it names the same one or is unknown."""
+    written = [m for m in asked if m.kind in ("smiles", "formula")]
+    if not written:
+        return None
+    for token in re.findall(r"\S+", query):
+        name = token.strip(".,;:?!").removeprefix("(").removesuffix(")") if token.count("(") != token.count(")") else token.strip(".,;:?!")
+        if not _SYSTEMATIC_NAME.search(name) or (known := resolve_name(name)) is None or not known.smiles:
+            continue
+        same = [m for m in written if (m.smiles and (flat_smiles(m.smiles) == flat_smiles(known.smiles) or ring_chain_tautomers(known.smiles, m.smiles)))
+                or (m.kind == "formula" and m.formula and known.formula and same_formula(m.formula, known.formula))]  # fmt: skip
+        if not same:
+            return f"the question names {name} ({known.formula}), which is not the molecule it writes as {written[0].text}"
+    return None
+
+
 # A systematic (IUPAC) name: comma-separated locants ("2,6-dione"), a stereo descriptor ("(2S)-"), or a substituent's "-2-yl".
 _SYSTEMATIC_NAME = re.compile(r"\d+(?:,\d+)+-[a-z(\[]|\(\d*[RSEZ](?:,\d*[RSEZ])*\)-|-\d+-yl\b")
 
@@ -253,6 +270,9 @@ def bind(skill: Skill, query: str) -> Binding:
     context = [m for m in unlisted if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
     naming = {element.start for element, _ in _formula_names(query, asked)}  # the lithium of "lithium superoxide, LiO2"
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
+    other = _systematic_name_of_another(query, asked)
+    if other:
+        raise BindingDeclined(other)
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]

@@ -516,6 +516,9 @@ def test_systematic_names_shorthand_and_a_negation_that_ends_at_its_phrase():
                 "MW of 3-[(2S)-1-methylpyrrolidin-2-yl]pyridine and pyridine, CN1CCC[C@H]1c1cccnc1, rdkit g/mol"):  # fmt: skip
         with pytest.raises(BindingDeclined, match="names"):
             bind(MOLWT, two)
+    aromatic = "How many aromatic rings does hexa-2,4-dienal (SMILES {}) have according to RDKit?"
+    with pytest.raises(BindingDeclined, match="not the molecule"):  # the name database knows the name: another molecule
+        bind(AROMATIC, aromatic.format("Cc1ccc(C)o1"))
     atomization = library_skill("ase_emt_atomization_n2")
     assert bind(atomization, "CO atomization E? ASE EMT, relax mol w/ BFGS to fmax=0.01 eV/A first, give eV (positive), 4 dp").params["formula"] == "CO"
     platinum = "Vacancy formation energy for platinum, fcc with a = 3.92 Å, no relaxation of atoms, in 3x3x3 supercell made from the conventional cubic cell, EMT of ASE. eV."
