@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import element_symbol, flat_smiles, formula_elements, resolve_name, ring_chain_tautomers, same_formula
+from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
 from skills.meaning import (
@@ -194,9 +194,8 @@ def _systematic_name_of_another(query: str, asked: list[Mention]) -> str | None:
         name = token.strip(".,;:?!").removeprefix("(").removesuffix(")") if token.count("(") != token.count(")") else token.strip(".,;:?!")
         if not _SYSTEMATIC_NAME.search(name) or (known := resolve_name(name)) is None or not known.smiles:
             continue
-        same = [m for m in written if (m.smiles and (flat_smiles(m.smiles) == flat_smiles(known.smiles) or ring_chain_tautomers(known.smiles, m.smiles)))
-                or (m.kind == "formula" and m.formula and known.formula and same_formula(m.formula, known.formula))]  # fmt: skip
-        if not same:
+        named = Mention(name, -1, "name", smiles=known.smiles, formula=known.formula)
+        if not any(equal_mentions(m, named) for m in written):  # the same molecule as ``substances`` reads a name beside a SMILES
             return f"the question names {name} ({known.formula}), which is not the molecule it writes as {written[0].text}"
     return None
 
