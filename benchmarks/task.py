@@ -5,7 +5,7 @@
 ('ase_emt_atomization_n2', 9.9372, 'Calculate the atomization energy (')
 >>> suite = load_suite([Path("skills/library")])
 >>> len(suite.tasks), suite.problems
-(28, [])
+(30, [])
 >>> suite_path_problems([Path("skills/library"), Path("nowhere")])
 ['nowhere: no such file or folder']
 """

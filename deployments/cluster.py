@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,15 +90,51 @@ def _local(settings: Settings) -> DaskCluster:
     return DaskCluster(Client(cluster), cluster, "local")
 
 
+def _local_slurm(settings: Settings) -> bool:
+    """Point this process's ``sbatch`` at the workspace's one-node Slurm cluster (``evoskill slurm start``) where it runs
+    and no ``SLURM_CONF`` is set; whether it is the one submitted to."""
+    from deployments.slurm import LocalSlurm
+
+    local = LocalSlurm.for_workspace(settings.workspace)
+    if os.environ.get("SLURM_CONF", str(local.conf)) != str(local.conf) or not local.running():
+        return False
+    os.environ.update(local.env())
+    return True
+
+
 def jobqueue_cluster(settings: Settings) -> JobQueueCluster:
-    """A dask-jobqueue Slurm or PBS cluster (not yet scaled); its workers advertise the configured resources."""
+    """A dask-jobqueue Slurm or PBS cluster (not yet scaled); its workers advertise the configured resources, and a
+    Slurm worker that advertises GPUs asks for them (``--gres=gpu:N``)."""
     from dask_jobqueue import PBSCluster, SLURMCluster
 
     options: dict[str, Any] = {"cores": settings.dask_threads_per_worker, "processes": 1, "memory": "4GiB", **settings.dask_jobqueue}
     if settings.dask_worker_resources:  # never detected: the submitting node is not the compute node
         options["worker_extra_args"] = [*options.get("worker_extra_args", []), "--resources", format_resources(settings.dask_worker_resources)]
+    if settings.dask_cluster == "slurm":
+        gpus = int((settings.dask_worker_resources or {}).get("GPU", 0))
+        directives = list(options.get("job_extra_directives", []))
+        if gpus and not any("gres" in d or "gpu" in d for d in directives):
+            options["job_extra_directives"] = [*directives, f"--gres=gpu:{gpus}"]
+        if _local_slurm(settings):  # one node on loopback: the workers reach the scheduler there
+            options.setdefault("scheduler_options", {"host": "127.0.0.1"})
+            options.setdefault("log_directory", str(settings.workspace.resolve() / "slurm" / "workers"))
     cls = SLURMCluster if settings.dask_cluster == "slurm" else PBSCluster
     return cls(**options)
+
+
+def _check_submittable(cluster: JobQueueCluster, kind: str) -> None:
+    """Ask the batch system whether it would take a worker job (``sbatch --test-only``); a refusal is a clear error, not
+    a cluster that waits for workers that never come."""
+    if kind != "slurm" or shutil.which("sbatch") is None:
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".sh") as script:
+        script.write(cluster.job_script())
+        script.flush()
+        done = subprocess.run(["sbatch", "--test-only", script.name], capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        cluster.close()
+        said = " ".join((done.stderr or done.stdout).split())
+        raise ClusterUnavailable(f"Slurm refuses the worker job ({said}); check EVOSKILL_DASK_JOBQUEUE and EVOSKILL_DASK_WORKER_RESOURCES")
 
 
 def _connect(settings: Settings) -> DaskCluster:
@@ -102,6 +142,7 @@ def _connect(settings: Settings) -> DaskCluster:
         return _local(settings)
     if settings.dask_cluster in ("slurm", "pbs"):
         cluster = jobqueue_cluster(settings)
+        _check_submittable(cluster, settings.dask_cluster)
         cluster.scale(jobs=settings.dask_workers)
         return DaskCluster(Client(cluster), cluster, settings.dask_cluster)
     try:

@@ -9,7 +9,9 @@ finished job document back; the caller writes it to the real ``JobStore`` once. 
 need no access to the store (compute nodes often cannot reach it), and a job rerun after
 its worker died is still stored once. A job's resources come from
 ``job.config.manager_config["resources"]`` (``{"GPU": 1}``); a job whose resources no worker
-has waits, with a status line, up to ``resource_wait_s``, then fails with the reason.
+has waits, with a status line, up to ``resource_wait_s``, then fails with the reason, unless
+``manager_config["gpu_optional"]`` says it runs on the CPU too (a machine-learned potential):
+then, where no worker advertises a GPU when it is submitted, it goes to any worker, with a status line.
 
 >>> runner = job_runner(settings, "dask")                       # doctest: +SKIP
 >>> for outcome in runner.run(flow):                           # doctest: +SKIP
@@ -31,7 +33,11 @@ from pydantic import BaseModel
 from deployments.resources import format_resources
 from deployments.settings import Settings
 
-__all__ = ["JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources"]
+__all__ = [
+    "JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources", "GPU_OPTIONAL",
+]  # fmt: skip
+
+GPU_OPTIONAL = "gpu_optional"  # manager_config key: the job asks for a GPU and runs on the CPU where no worker has one
 
 _POLL_S, _RESOURCE_CHECK_S, _STATUS_EVERY_S = 0.01, 1.0, 30.0
 
@@ -52,6 +58,14 @@ class JobOutcome(BaseModel):
 def job_resources(job: Job) -> dict[str, float]:
     """The Dask resources a job asks for (``manager_config["resources"]``)."""
     return dict((job.config.manager_config or {}).get("resources", {}))
+
+
+def _placed(job: Job, workers: list[dict[str, Any]]) -> dict[str, float]:
+    """What the job is submitted with: its resources, or none for a GPU-optional job that no worker's GPU could take."""
+    wanted = job_resources(job)
+    if (job.config.manager_config or {}).get(GPU_OPTIONAL) and missing_resources(workers, wanted):
+        return {k: v for k, v in wanted.items() if k != "GPU"}
+    return wanted
 
 
 def _worker_address() -> str | None:
@@ -126,18 +140,24 @@ class DaskJobRunner:
         self.client = client
         self.resource_wait_s = resource_wait_s
         self.on_status = on_status or (lambda message: None)
+        self.placed: dict[Future, dict[str, float]] = {}  # what each submitted job asked the scheduler for
 
     def submit(self, flow: Flow | Job) -> dict[Future, Job]:
         """Submit every job, parents first; each future waits on its parents' futures."""
         futures: dict[str, Future] = {}
         submitted: dict[Future, Job] = {}
+        workers = _workers(self.client)
+        on_cpu = 0
         for job, parents in _in_order(flow):
             upstream = [futures[p] for p in parents if p in futures]
-            future = self.client.submit(
-                execute_job, job, upstream, key=f"{job.name}-{job.uuid}-{job.index}", pure=False, resources=job_resources(job) or None
-            )
+            resources = _placed(job, workers)
+            on_cpu += resources != job_resources(job)
+            future = self.client.submit(execute_job, job, upstream, key=f"{job.name}-{job.uuid}-{job.index}", pure=False, resources=resources or None)
             futures[job.uuid] = future
             submitted[future] = job
+            self.placed[future] = resources
+        if on_cpu:
+            self.on_status(f"{on_cpu} job(s) prefer a GPU, and none of the {len(workers)} workers advertises one: they run on the CPU")
         return submitted
 
     def run(self, flow: Flow | Job) -> Iterator[JobOutcome]:
@@ -165,7 +185,7 @@ class DaskJobRunner:
         workers = _workers(self.client)
         unplaceable: dict[str, list[Future]] = {}
         for future in remaining:
-            lacking = missing_resources(workers, job_resources(submitted[future]))
+            lacking = missing_resources(workers, self.placed.get(future, job_resources(submitted[future])))
             if lacking:
                 unplaceable.setdefault(format_resources(lacking, ","), []).append(future)
         for need, futures in unplaceable.items():

@@ -80,7 +80,7 @@ from skills.substances import (
     value_of,
     whole_of,
 )  # fmt: skip
-from skills.terms import explaining_forms, explains, is_everyday, is_phrase, is_technical
+from skills.terms import explaining_forms, explains, is_everyday, is_phrase, is_technical, written_acronyms
 from skills.units import converted
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
@@ -137,6 +137,7 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
     """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
     counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
     named = _names_of_smiles(query, asked)
+    acronyms = written_acronyms(query)  # "the MACE potential": a name, though "mace" is an English word
     found = []
     for word, before, negated in question_words(query, asked):
         if word in named:
@@ -147,7 +148,7 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
             found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
         elif explains(vocabulary, word):
             continue
-        elif is_technical(word):
+        elif is_technical(word) or word in acronyms:
             found.append(word)
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
             found += [w for w in (before, word) if not explains(vocabulary, w)]

@@ -16,6 +16,7 @@ skill is stored (``tasks/compile.py``, the compile stage), with provenance; a fa
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, PrivateAttr
@@ -249,11 +250,25 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
     return _finish(result, llm, calls_before, settings)
 
 
+_ML_POTENTIALS = re.compile(r"""\b(?:import|from)\s+(?:chgnet|torch|matgl|mace|sevenn|fairchem)\b|force_field_name\s*=\s*["'](?:CHGNet|M3GNet|MACE|GAP|Nequip|SevenNet)""")
+
+
+def prefers_gpu(code: str) -> bool:
+    """Whether the code runs a machine-learned potential (CHGNet, MACE, M3GNet, ... or torch itself), which a GPU speeds up.
+
+    >>> prefers_gpu("relax = ForceFieldRelaxMaker(force_field_name='CHGNet')"), prefers_gpu("from ase.calculators.emt import EMT")
+    (True, False)
+    """
+    return _ML_POTENTIALS.search(code) is not None
+
+
 def _finish(result: CompileResult, llm: LLMClient | None, calls_before: int, settings: Settings) -> CompileResult:
     """The result with its model calls and the skill's declared wall time (from its own verification run)."""
     result.llm_calls = list(llm.calls[calls_before:]) if llm else []
     if result.skill is not None:
-        result.skill.resources = SkillResources(walltime_s=declared_walltime(result._verified_s.get(result.skill.code, 0.0), settings))
+        result.skill.resources = SkillResources(
+            walltime_s=declared_walltime(result._verified_s.get(result.skill.code, 0.0), settings), gpu_preferred=prefers_gpu(result.skill.code)
+        )
     return result
 
 

@@ -78,7 +78,10 @@ class _Document(BaseModel):
 
 
 class SkillResources(BaseModel):
-    gpu: bool = False
+    gpu: bool = Field(default=False, description="Runs only on a worker that advertises a GPU.")
+    gpu_preferred: bool = Field(
+        default=False, description="Faster on a GPU (a machine-learned potential): a GPU worker where the cluster has one, else the CPU."
+    )
     cpus: int = Field(default=1, gt=0)
     walltime_s: float = Field(default=120.0, gt=0, description="Declared wall time: a run past it is stopped (at most the sandbox's own limit).")
 

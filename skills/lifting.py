@@ -170,7 +170,11 @@ def _sites(tree: ast.Module) -> list[Site]:
             if isinstance(chain, ast.BinOp):
                 site.arithmetic = True
             if isinstance(chain, ast.keyword):
-                site.keyword = chain.arg
+                site.keyword = site.keyword or chain.arg  # a dict's own key names it first: relax_kwargs={"fmax": 0.05}
+            elif isinstance(chain, ast.Dict):
+                key = chain.keys[chain.values.index(child)] if isinstance(child, ast.expr) and child in chain.values else None
+                if site.keyword is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    site.keyword = key.value
             elif isinstance(chain, ast.Call):
                 site.call = _dotted(chain.func)
                 if isinstance(child, ast.expr) and child in chain.args:

@@ -15,6 +15,7 @@ from typing import Any
 
 from jobflow import Job, Maker, job
 
+from deployments.job_runners import GPU_OPTIONAL
 from deployments.settings import get_settings
 from skills.documents import Skill
 from skills.domain import checked_params
@@ -40,7 +41,8 @@ def run_skill_job(skill: dict[str, Any], params: dict[str, Any]) -> Any:
 
 @dataclass
 class SkillMaker(Maker):
-    """Makes a Job running one skill; its ``config.manager_config["resources"]`` is ``{"GPU": 1}`` when the skill needs a GPU.
+    """Makes a Job running one skill; its ``config.manager_config["resources"]`` is ``{"GPU": 1}`` when the skill needs a GPU
+    or prefers one (``manager_config["gpu_optional"]``: then it runs on the CPU where no worker has a GPU).
 
     The job runs the skill in the sandbox of the machine running it and needs only evoskill installed
     there (no LLM, no store): ``run_locally``, Dask (``deployments.job_runners``) or any jobflow manager.
@@ -56,11 +58,17 @@ class SkillMaker(Maker):
     @property
     def resources(self) -> dict[str, float]:
         wanted = self.skill.get("resources", {})
-        return {"GPU": 1} if wanted.get("gpu") else {}
+        return {"GPU": 1} if wanted.get("gpu") or wanted.get("gpu_preferred") else {}
+
+    @property
+    def gpu_optional(self) -> bool:
+        """The job asks for a GPU but runs on the CPU where no worker has one (a machine-learned potential)."""
+        wanted = self.skill.get("resources", {})
+        return bool(wanted.get("gpu_preferred")) and not wanted.get("gpu")
 
     def make(self, **params: Any) -> Job:
         made = run_skill_job(self.skill, params)
         made.name = self.name
         made.metadata = {**(made.metadata or {}), "skill_id": self.name}
-        made.config.manager_config = {**made.config.manager_config, "resources": self.resources}
+        made.config.manager_config = {**made.config.manager_config, "resources": self.resources, GPU_OPTIONAL: self.gpu_optional}
         return made

@@ -39,7 +39,7 @@ from pathlib import Path
 from skills.mentions import stem
 
 __all__ = [
-    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms",
+    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "written_acronyms", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms",
     "domain_phrases",
 ]  # fmt: skip
 
@@ -199,6 +199,21 @@ def is_technical(word: str) -> bool:
     if frequency < RARE:
         return True
     return frequency < DOMAIN_RARE and not domain_terms().isdisjoint({word, stem(word), *_lemmas(word)})
+
+
+def written_acronyms(text: str) -> set[str]:
+    """The words ``text`` writes in capitals as a name (lowercase): "MACE", "GAP", "SCAN", "DOS" name a potential, a
+    functional, a quantity, whatever the ordinary word means; the commonest words written loud ("NOT", "ONLY") do not,
+    and neither does a text written all in capitals.
+
+    >>> sorted(written_acronyms("Relax it with the MACE potential, NOT with EMT; only the DOS"))
+    ['dos', 'emt', 'mace']
+    """
+    tokens = re.findall(r"\b[A-Za-z][A-Za-z0-9]+\b", text)
+    loud = [t for t in tokens if re.fullmatch(r"[A-Z][A-Z0-9]{2,}", t)]
+    if len(loud) * 2 > len(tokens):
+        return set()
+    return {t.lower() for t in loud if not is_everyday(t)}
 
 
 _TERMS_FILE = Path(__file__).with_name("domain_terms.txt")

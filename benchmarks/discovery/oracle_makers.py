@@ -15,7 +15,10 @@ the energy of each ionic step kept in the task document.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -81,7 +84,11 @@ class CHGNetRelaxMaker(ForceFieldRelaxMaker):
 
 @lru_cache(maxsize=4)
 def _force_field_calculator(meta: str, kwargs: str) -> Calculator:
-    calculator = ase_calculator(MLFF(meta.split("MLFF.")[-1]), **json.loads(kwargs))
+    # CHGNet prints its version and device on loading, and torch warns on every volume it reads back: a campaign's
+    # terminal shows its own progress, not these
+    warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True", category=UserWarning)
+    with contextlib.redirect_stdout(io.StringIO()):
+        calculator = ase_calculator(MLFF(meta.split("MLFF.")[-1]), **json.loads(kwargs))
     if calculator is None:
         raise RuntimeError(f"atomate2 has no calculator for {meta}")
     return calculator

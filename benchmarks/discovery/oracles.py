@@ -78,6 +78,7 @@ class Oracle(ABC):
     fmax: float = 0.02
     max_steps: int = 500
     surrogate: str | None = field(default=None, metadata={"doc": "a cheaper oracle to rank candidates for this one"})
+    prefers_gpu: bool = False  # a machine-learned potential: its jobs ask for a GPU worker, and run on the CPU without one
 
     def maker(self) -> AseRelaxMaker:
         """A fresh atomate2 relax maker with this oracle's relaxation (``fmax``, ``max_steps``).
@@ -123,8 +124,14 @@ class Oracle(ABC):
 
 
 def oracle_job(oracle: Oracle, structure: Structure) -> Job:
-    """One evaluation as a jobflow Job, its output atomate2's task document (energy, structure, ionic steps)."""
-    return oracle.maker().make(structure)
+    """One evaluation as a jobflow Job, its output atomate2's task document (energy, structure, ionic steps); a
+    machine-learned potential's job asks for a GPU worker and runs on the CPU where none is there."""
+    from deployments.job_runners import GPU_OPTIONAL
+
+    made = oracle.maker().make(structure)
+    if oracle.prefers_gpu:
+        made.config.manager_config = {**made.config.manager_config, "resources": {"GPU": 1}, GPU_OPTIONAL: True}
+    return made
 
 
 def oracle_result(document: dict[str, Any] | None, error: str | None = None, wall_s: float = 0.0) -> OracleResult:
@@ -190,6 +197,7 @@ class CHGNetOracle(Oracle):
 
     name: str = "chgnet"
     surrogate: str | None = "lj"
+    prefers_gpu: bool = True
 
     def _maker(self, settings: dict[str, Any]) -> AseRelaxMaker:
         if find_spec("chgnet") is None:  # atomate2 would fall back to matgl's CHGNet, another model

@@ -16,8 +16,9 @@ from skills.params import signature_schema
 DOUBLE = "def run(x: float = 1.0) -> float:\n    return 2 * x\n"
 
 
-def _skill(name: str, code: str = DOUBLE, gpu: bool = False) -> Skill:
-    return Skill(name=name, code=code, parameters=signature_schema(code), resources={"gpu": gpu}, test_case=TestCase(params={"x": 1.0}, expected=2.0))
+def _skill(name: str, code: str = DOUBLE, gpu: bool = False, gpu_preferred: bool = False) -> Skill:
+    resources = {"gpu": gpu, "gpu_preferred": gpu_preferred}
+    return Skill(name=name, code=code, parameters=signature_schema(code), resources=resources, test_case=TestCase(params={"x": 1.0}, expected=2.0))
 
 
 def _chain() -> tuple[Flow, str]:
@@ -53,6 +54,37 @@ def test_a_gpu_job_waits_for_a_gpu_worker_then_fails_with_what_to_do(dask_cluste
     assert not outcome.ok
     assert outcome.error == "no worker with GPU=1 joined within 1.5 s; start one with `evoskill worker --resources GPU=1`"
     assert messages and "waiting for a worker with GPU=1: none of the 2 workers has it" in messages[0]
+
+
+def test_a_job_that_prefers_a_gpu_runs_on_the_cpu_where_no_worker_has_one_and_on_the_gpu_worker_where_one_does(dask_cluster):
+    from distributed import Nanny
+
+    maker = SkillMaker.from_skill(_skill("potential", gpu_preferred=True))
+    made = maker.make(x=2.0)
+    assert made.config.manager_config["resources"] == {"GPU": 1} and made.config.manager_config["gpu_optional"] is True
+    messages: list[str] = []
+    client = job_runner(get_settings(), "dask").client
+    runner = DaskJobRunner(client, resource_wait_s=30, on_status=messages.append)
+    (outcome,) = runner.run(made)
+    assert outcome.ok and outcome.document["output"] == 4.0
+    assert messages == ["1 job(s) prefer a GPU, and none of the 2 workers advertises one: they run on the CPU"]
+    nanny = client.sync(Nanny, dask_cluster.scheduler_address, nthreads=1, resources={"GPU": 1}, name="gpu-worker")
+    try:
+        client.wait_for_workers(3, timeout=60)
+        on_gpu = [o.worker for o in DaskJobRunner(client).run(Flow([maker.make(x=float(x)) for x in range(4)]))]
+        assert on_gpu == [nanny.worker_address] * 4
+    finally:
+        client.sync(nanny.close)
+    needs = SkillMaker.from_skill(_skill("needs", gpu=True, gpu_preferred=True)).make(x=1.0)
+    assert needs.config.manager_config["gpu_optional"] is False  # a skill that needs a GPU never falls back
+
+
+def test_a_skill_that_runs_a_machine_learned_potential_prefers_a_gpu():
+    from skills.compile import prefers_gpu
+
+    assert prefers_gpu("from atomate2.forcefields.jobs import ForceFieldRelaxMaker\nForceFieldRelaxMaker(force_field_name='CHGNet')")
+    assert prefers_gpu("from chgnet.model import CHGNet\n") and prefers_gpu("import torch\n")
+    assert not prefers_gpu("from ase.calculators.emt import EMT\nprint('torch and chgnet are words here')\n")
 
 
 @job(data=["ionic_steps"])

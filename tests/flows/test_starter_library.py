@@ -42,7 +42,7 @@ def _some_of_the_library(monkeypatch, tmp_path, names: list[str] = SOME):
 def test_a_new_workspace_learns_the_starter_library_once(workspace, monkeypatch):
     _monty(monkeypatch)
     settings = get_settings()
-    assert len(LIBRARY_IDS) == len(set(LIBRARY_IDS)) == 28
+    assert len(LIBRARY_IDS) == len(set(LIBRARY_IDS)) == 30
     started = time.perf_counter()
     outcomes = ensure_starter_library(settings)
     methods = Counter(o.method for o in outcomes or [])

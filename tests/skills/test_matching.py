@@ -525,3 +525,16 @@ def test_systematic_names_shorthand_and_a_negation_that_ends_at_its_phrase():
     assert bind(VACANCY, platinum).params["element"] == "Pt"
     with pytest.raises(BindingDeclined, match="relax"):
         bind(VACANCY, platinum.replace("no relaxation of atoms", "relaxation of atoms"))
+
+
+CHGNET_ENERGY = library_skill("chgnet_relax_energy_nacl")
+
+
+def test_a_chgnet_skill_binds_another_rock_salt_and_declines_another_potential_written_in_capitals():
+    asked = "Using the CHGNet universal potential, relax rock-salt KCl (starting lattice constant 6.29 Å) to fmax = 0.01 eV/Å. Energy per atom in eV/atom?"
+    assert bind(CHGNET_ENERGY, asked).params == {"a": 6.29, "formula": "KCl", "fmax": 0.01}
+    # "mace" is an English word (a club, a spice); written "MACE" beside "potential" it names another model
+    declines(CHGNET_ENERGY, "Energy per atom (eV/atom) of rock-salt NaCl from a = 5.64 Å after a CHGNet relaxation to fmax = 0.01 eV/Å, computed with the MACE potential?", "mace")
+    declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with the M3GNet potential to fmax = 0.01 eV/Å; energy per atom in eV/atom?", "gnet")
+    declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with CHGNet to fmax = 0.01 eV/Å and give the SCAN energy per atom in eV/atom.", "scan")
+    assert bind(CHGNET_ENERGY, "With CHGNet, relax rock-salt NaCl (a = 5.64 Å) to fmax 0.01 eV/Å and give ONLY the energy per atom, in eV/atom.").params["formula"] == "NaCl"

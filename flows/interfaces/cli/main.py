@@ -3,6 +3,7 @@
     evoskill solve "QUESTION" [--input PATH]... [--backend embedded|openai|scripted] [--model NAME] [--session ID] [--accept-suggestion] [--deep] [--json]
     evoskill skills list|show ID|run ID --param k=v [--executor dask]|run ID --batch FILE|run --retry BATCH|batch BATCH|export ID [--workflow]|import FILE|delete ID
     evoskill worker --scheduler tcp://HOST:PORT [--resources GPU=1]
+    evoskill slurm start|stop|status
     evoskill learn TASK.json...
     evoskill memory search "TEXT"
     evoskill bench SUITE... [--systems native,deep,skills] [--reps 3] [--level 0|1|both] [--json]
@@ -44,6 +45,8 @@ from flows.interfaces.cli.serve import add_parsers as add_serve_parsers
 from flows.interfaces.cli.serve import run_mcp, run_serve
 from flows.interfaces.cli.skills import add_parsers as add_skill_parsers
 from flows.interfaces.cli.skills import run_learn, run_memory, run_skills
+from flows.interfaces.cli.slurm import add_parser as add_slurm_parser
+from flows.interfaces.cli.slurm import run_slurm
 from flows.interfaces.cli.terminal import Progress, log_unexpected, quiet_terminal
 from flows.interfaces.cli.tools import add_parser as add_tool_parser
 from flows.interfaces.cli.tools import run_tool
@@ -93,6 +96,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_discover_parser(sub)
     add_tool_parser(sub)
     add_worker_parser(sub)
+    add_slurm_parser(sub)
     add_serve_parsers(sub)
     llm = sub.add_parser("llm", help="manage the embedded LLM server", description="Manage the embedded LLM server.")
     llm.add_argument(
@@ -320,6 +324,7 @@ def _status(args: argparse.Namespace) -> int:
     from deployments.llm.server import machine_servers, server_table
     from deployments.prefect_server import idle_stop_note, last_record, workspace_servers
     from deployments.settings import get_settings
+    from deployments.slurm import LocalSlurm
     from flows.interfaces.service.place import read_records
 
     settings = get_settings()
@@ -349,6 +354,9 @@ def _status(args: argparse.Namespace) -> int:
         print("embedded LLM servers:\n" + "\n".join(f"  {line}" for line in server_table(llm)))
     else:
         print("no embedded LLM server running on this machine")
+    slurm = LocalSlurm.for_workspace(settings.workspace)
+    if slurm.running():
+        print(f"this workspace's Slurm cluster: node {slurm.node} {slurm.node_state() or 'not answering'} (it runs until `evoskill slurm stop`)")
     return 0
 
 
@@ -357,7 +365,7 @@ def _guarded(args: argparse.Namespace) -> int:
     from skills.params import ParameterError
 
     handler = {"skills": run_skills, "learn": run_learn, "memory": run_memory, "bench": run_bench, "transfer": run_transfer, "discover": run_discover, "tool": run_tool, "worker": run_worker,
-               "serve": run_serve, "mcp": run_mcp, "llm": _llm, "status": _status}[args.command]  # fmt: skip
+               "serve": run_serve, "mcp": run_mcp, "llm": _llm, "status": _status, "slurm": run_slurm}[args.command]  # fmt: skip
     try:
         return handler(args)
     except _settings_errors() as exc:

@@ -1,0 +1,149 @@
+"""The GPU check: CHGNet relaxations on a Dask worker that advertises a GPU, against a CPU worker, in one run.
+
+    python -m benchmarks.gpu_check [--structures 16] [--supercell 2] [--out gpu_check.json]
+
+It starts a Dask ``LocalCluster`` with no workers of its own and adds two: one that sees the GPU and advertises
+``GPU=1`` (the resource a GPU-annotated skill's job asks for), one with ``CUDA_VISIBLE_DEVICES`` empty. The same
+batch of rock-salt structures (NaCl at lattice constants from 5.55 to 5.75 Å, as ``--supercell`` N×N×N conventional
+cells) is relaxed on each, every job submitted with the resources that pin it there, through the calculator atomate2's
+``ForceFieldRelaxMaker`` builds for ``MLFF.CHGNet`` (``chgnet.model.CHGNetCalculator``, FIRE on positions and cell
+through ASE's ``FrechetCellFilter``, to fmax 0.05 eV/Å). It reports the device each worker's model ran on, the wall
+time and structures per second of each batch (the first structure, which loads the model, timed apart), their ratio,
+and the largest difference between the two workers' energies per atom. It needs chgnet, ASE, pymatgen and Dask only
+(not the rest of evoskill), so it also runs on a GPU machine that has nothing else installed; where there is no GPU,
+it says so and runs both batches on the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+__all__ = ["relax", "run_check", "main"]
+
+_CALCULATORS: dict[str, Any] = {}
+
+
+def _calculator() -> Any:
+    """One CHGNet calculator per worker process (the model loads once), on the GPU when this process sees one."""
+    if "chgnet" not in _CALCULATORS:
+        from chgnet.model import CHGNetCalculator
+
+        _CALCULATORS["chgnet"] = CHGNetCalculator(use_device=None)  # None: CUDA where available, else CPU
+    return _CALCULATORS["chgnet"]
+
+
+def relax(a: float, supercell: int, fmax: float = 0.05, steps: int = 200) -> dict[str, Any]:
+    """Relax rock-salt NaCl built at lattice constant ``a`` (as ``supercell``³ conventional cells); energy per atom and device."""
+    from ase.filters import FrechetCellFilter
+    from ase.optimize import FIRE
+    from pymatgen.core import Lattice, Structure
+    from pymatgen.io.ase import AseAtomsAdaptor
+
+    started = time.perf_counter()
+    structure = Structure.from_spacegroup("Fm-3m", Lattice.cubic(a), ["Na", "Cl"], [[0, 0, 0], [0.5, 0.5, 0.5]])
+    structure.make_supercell([supercell] * 3)
+    atoms = AseAtomsAdaptor.get_atoms(structure)
+    calculator = _calculator()
+    atoms.calc = calculator
+    optimizer = FIRE(FrechetCellFilter(atoms), logfile=None)
+    optimizer.run(fmax=fmax, steps=steps)
+    return {
+        "a_start": a, "atoms": len(atoms), "energy_per_atom": float(atoms.get_potential_energy()) / len(atoms),
+        "a_relaxed": float(atoms.cell.lengths()[0]) / supercell, "steps": int(optimizer.nsteps),
+        "device": str(calculator.model.parameters().__next__().device), "wall_s": time.perf_counter() - started,
+    }  # fmt: skip
+
+
+def _device_name() -> str:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (torch sees no CUDA device)"
+    except Exception as exc:  # noqa: BLE001 - the report says what went wrong
+        return f"unknown ({type(exc).__name__}: {exc})"
+
+
+def _batch(client: Any, worker: str, resources: dict[str, float] | None, lattice: list[float], supercell: int, steps: int) -> dict[str, Any]:
+    """The first structure alone (model load), then the rest at once, all pinned to ``worker``; a line per structure on stderr."""
+    from distributed import as_completed
+
+    first = client.submit(relax, lattice[0], supercell, steps=steps, workers=[worker], resources=resources, pure=False).result()
+    print(f"  {worker}: first structure {first['wall_s']:.1f} s on {first['device']}", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    futures = [client.submit(relax, a, supercell, steps=steps, workers=[worker], resources=resources, pure=False) for a in lattice[1:]]
+    results = []
+    for future in as_completed(futures):
+        results.append(future.result())
+        print(f"  {worker}: {len(results)}/{len(futures)} ({results[-1]['steps']} steps, {results[-1]['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+    results.sort(key=lambda r: r["a_start"])
+    wall = time.perf_counter() - started
+    return {
+        "first_wall_s": first["wall_s"], "wall_s": wall, "structures": len(results),
+        "structures_per_s": len(results) / wall if wall else None, "device": first["device"], "results": [first, *results],
+    }  # fmt: skip
+
+
+def run_check(structures: int = 16, supercell: int = 2, steps: int = 200) -> dict[str, Any]:
+    """Relax the same batch on a GPU worker and a CPU worker of one Dask cluster; the report as a dict."""
+    from distributed import Client, LocalCluster
+
+    gpu_name = _device_name()
+    has_gpu = not gpu_name.startswith(("none", "unknown"))
+    lattice = [round(5.55 + 0.2 * i / max(structures - 1, 1), 4) for i in range(structures)]
+    report: dict[str, Any] = {"gpu": gpu_name, "structures": structures, "supercell": supercell, "atoms": 8 * supercell**3, "steps": steps}
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        cpu = client.sync(_start_worker, cluster.scheduler_address, {}, {"CUDA_VISIBLE_DEVICES": ""}, "cpu-worker")
+        gpu = client.sync(_start_worker, cluster.scheduler_address, {"GPU": 1} if has_gpu else {}, {}, "gpu-worker")
+        client.wait_for_workers(2)
+        report["gpu_worker"] = _batch(client, gpu.worker_address, {"GPU": 1} if has_gpu else None, lattice, supercell, steps)
+        report["cpu_worker"] = _batch(client, cpu.worker_address, None, lattice, supercell, steps)
+        for nanny in (gpu, cpu):
+            client.sync(nanny.close)
+    fast, slow = report["gpu_worker"]["structures_per_s"], report["cpu_worker"]["structures_per_s"]
+    report["speedup"] = fast / slow if fast and slow else None
+    pairs = zip(report["gpu_worker"]["results"], report["cpu_worker"]["results"], strict=True)
+    report["max_energy_difference_ev_per_atom"] = max(abs(g["energy_per_atom"] - c["energy_per_atom"]) for g, c in pairs)
+    return report
+
+
+async def _start_worker(address: str, resources: dict[str, float], env: dict[str, str], name: str) -> Any:
+    """A worker in a process of its own (under a nanny), with ``env`` set there (an empty ``CUDA_VISIBLE_DEVICES``: no GPU)."""
+    from distributed import Nanny
+
+    return await Nanny(address, nthreads=1, resources=resources or None, name=name, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu_check", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--structures", type=int, default=16, help="structures per batch (default 16)")
+    parser.add_argument("--supercell", type=int, default=2, help="N: each structure is N×N×N conventional cells, 8·N³ atoms (default 2)")
+    parser.add_argument("--steps", type=int, default=200, help="FIRE steps at most per relaxation (default 200)")
+    parser.add_argument("--out", help="also write the report as JSON here")
+    args = parser.parse_args(argv)
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # workers joining and leaving are not the report
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # nor in the workers' processes
+    if args.structures < 2 or args.supercell < 1:
+        parser.error("--structures must be at least 2 and --supercell at least 1")
+    from benchmarks import gpu_check  # run as __main__, its functions would travel by value, each with a new model cache
+
+    report = gpu_check.run_check(args.structures, args.supercell, args.steps)
+    for side in ("gpu_worker", "cpu_worker"):
+        r = report[side]
+        print(f"{side}: device {r['device']}, first structure {r['first_wall_s']:.2f} s (model load), "
+              f"{r['structures']} more in {r['wall_s']:.2f} s = {r['structures_per_s']:.2f} structures/s")  # fmt: skip
+    print(f"GPU: {report['gpu']}; {report['atoms']} atoms per structure; speed-up {report['speedup']:.2f}x; "
+          f"largest energy difference {report['max_energy_difference_ev_per_atom']:.2e} eV/atom")  # fmt: skip
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(report, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
