@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -113,7 +114,7 @@ def jobqueue_cluster(settings: Settings) -> JobQueueCluster:
     if settings.dask_cluster == "slurm":
         gpus = int((settings.dask_worker_resources or {}).get("GPU", 0))
         directives = list(options.get("job_extra_directives", []))
-        if gpus and not any("gres" in d or "gpu" in d for d in directives):
+        if gpus and not any(re.search(r"--gres\b|--gpus|--gpus-per-\w+|^-G\b", d) for d in directives):
             options["job_extra_directives"] = [*directives, f"--gres=gpu:{gpus}"]
         if _local_slurm(settings):  # one node on loopback: the workers reach the scheduler there
             options.setdefault("scheduler_options", {"host": "127.0.0.1"})

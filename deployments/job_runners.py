@@ -39,7 +39,7 @@ __all__ = [
 
 GPU_OPTIONAL = "gpu_optional"  # manager_config key: the job asks for a GPU and runs on the CPU where no worker has one
 
-_POLL_S, _RESOURCE_CHECK_S, _STATUS_EVERY_S = 0.01, 1.0, 30.0
+_POLL_S, _RESOURCE_CHECK_S, _STATUS_EVERY_S, _JOIN_GRACE_S = 0.01, 1.0, 30.0, 3.0
 
 
 class JobOutcome(BaseModel):
@@ -146,9 +146,12 @@ class DaskJobRunner:
         """Submit every job, parents first; each future waits on its parents' futures."""
         futures: dict[str, Future] = {}
         submitted: dict[Future, Job] = {}
+        ordered = list(_in_order(flow))
         workers = _workers(self.client)
+        if not workers and any((job.config.manager_config or {}).get(GPU_OPTIONAL) for job, _ in ordered):
+            workers = self._first_workers()  # a batch system's workers are still starting: decide where they are
         on_cpu = 0
-        for job, parents in _in_order(flow):
+        for job, parents in ordered:
             upstream = [futures[p] for p in parents if p in futures]
             resources = _placed(job, workers)
             on_cpu += resources != job_resources(job)
@@ -159,6 +162,16 @@ class DaskJobRunner:
         if on_cpu:
             self.on_status(f"{on_cpu} job(s) prefer a GPU, and none of the {len(workers)} workers advertises one: they run on the CPU")
         return submitted
+
+    def _first_workers(self) -> list[dict[str, Any]]:
+        """The workers once the first has joined (up to ``resource_wait_s``), and those that join within a few seconds more:
+        a GPU-optional job goes to the CPU only where none of them has a GPU (a GPU worker joining later takes none)."""
+        try:
+            self.client.wait_for_workers(1, timeout=self.resource_wait_s)
+        except TimeoutError:
+            return []
+        time.sleep(_JOIN_GRACE_S)
+        return _workers(self.client)
 
     def run(self, flow: Flow | Job) -> Iterator[JobOutcome]:
         """Outcomes in the order the jobs finish; a job that cannot be placed fails after ``resource_wait_s``."""

@@ -1,8 +1,9 @@
 """A one-node Slurm cluster on this machine, for trying and testing the HPC path (``evoskill slurm start|stop|status``).
 
 It runs Debian's ``munged``, ``slurmctld`` and ``slurmd`` (package ``slurm-wlm``) as root, with a configuration
-evoskill writes under ``<workspace>/slurm``: its state, spool, logs, pid files and munge key live there, the daemons
-listen on loopback ports chosen for the workspace, and the job-completion log (``jobs.log``, Slurm's
+evoskill writes under ``<workspace>/slurm`` (on every start, unless someone edited it since: then it is kept): its state,
+spool, logs, pid files and munge key live there, slurmd listens on 127.0.0.1 (``NoInAddrAny``; slurmctld 22.05 still listens on every interface, where
+only requests signed with the workspace's own munge key are taken), on ports chosen for the workspace, and the job-completion log (``jobs.log``, Slurm's
 ``jobcomp/filetxt``) records every finished job, as ``sacct`` would with a database. Processes of this workspace that
 submit (dask-jobqueue's ``sbatch``) find it through ``SLURM_CONF`` (``LocalSlurm.env``), which
 ``deployments.cluster`` sets when ``EVOSKILL_DASK_CLUSTER=slurm`` and this cluster runs. A node with NVIDIA GPUs
@@ -29,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deployments.net import free_port
-from deployments.resources import detect_gpus
 
 __all__ = ["SlurmUnavailable", "LocalSlurm", "SlurmJob", "missing_programs", "PROGRAMS"]
 
@@ -67,12 +67,24 @@ def _memory_mb() -> int:
 
 
 def _alive(pid_file: Path) -> int | None:
+    """The pid a daemon's pid file names, where that process runs and is that daemon (``munged.pid``: munged); a pid left
+    by a crash and reused by another process is not it."""
     try:
         pid = int(pid_file.read_text().strip())
-        os.kill(pid, 0)
+        program = Path(f"/proc/{pid}/comm").read_text().strip()
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if program == pid_file.name.removesuffix(".pid") else None
+
+
+def _gpu_devices() -> list[str]:
+    """The NVIDIA device files this machine's Slurm node offers: those ``CUDA_VISIBLE_DEVICES`` names by index, else all."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        named = [f"/dev/nvidia{d.strip()}" for d in visible.split(",") if d.strip().isdigit()]
+    else:
+        named = [str(p) for p in Path("/dev").glob("nvidia*") if re.fullmatch(r"nvidia\d+", p.name)]
+    return sorted((d for d in named if Path(d).exists()), key=lambda d: int(d.removeprefix("/dev/nvidia")))
 
 
 @dataclass
@@ -96,10 +108,12 @@ class LocalSlurm:
 
     @property
     def munge_socket(self) -> Path:
+        """In the cluster's folder; where that path is too long for a socket, in ``/run`` (root's alone, as the daemons
+        are), never in a folder others can write to."""
         inside = self.folder / "munge.sock"
         if len(str(inside)) <= _SOCKET_MAX:
             return inside
-        return Path("/tmp") / f"evoskill-munge-{hashlib.sha256(str(self.folder).encode()).hexdigest()[:12]}.sock"
+        return Path("/run") / f"evoskill-munge-{hashlib.sha256(str(self.folder).encode()).hexdigest()[:12]}.sock"
 
     def env(self) -> dict[str, str]:
         """What a process that submits to this cluster needs in its environment."""
@@ -122,16 +136,17 @@ class LocalSlurm:
         return socket.gethostname().split(".")[0]
 
     def configuration(self) -> str:
-        """slurm.conf for one node (this machine's CPUs, 90 % of its memory, its NVIDIA GPUs as gres), loopback only."""
+        """slurm.conf for one node (this machine's CPUs, 90 % of its memory, its NVIDIA GPUs as gres) at 127.0.0.1."""
         controller, daemon = self._ports()
         f = self.folder
-        gpus = detect_gpus()
+        gpus = len(_gpu_devices())
         lines = [
             "# Written by evoskill (deployments/slurm.py): a one-node cluster for this workspace.",
             "ClusterName=evoskill",
             f"SlurmctldHost={self.node}(127.0.0.1)",
             f"SlurmctldPort={controller}",
             f"SlurmdPort={daemon}",
+            "CommunicationParameters=NoInAddrAny",  # slurmd listens on the node's address (127.0.0.1), not on every interface
             "SlurmUser=root",
             "SlurmdUser=root",
             "AuthType=auth/munge",
@@ -177,10 +192,23 @@ class LocalSlurm:
         if not key.is_file():
             key.write_bytes(secrets.token_bytes(1024))
         key.chmod(0o600)  # munged refuses a key others can read
-        self.conf.write_text(self.configuration())
-        gpus = detect_gpus()
-        gres = self.folder / "gres.conf"
-        gres.write_text(f"Name=gpu File=/dev/nvidia[0-{gpus - 1}]\n" if gpus else "")
+        if self._edited():
+            return  # the user's own configuration: used as it is
+        written = self.configuration()
+        self.conf.write_text(written)
+        self._stamp.write_text(hashlib.sha256(written.encode()).hexdigest())
+        (self.folder / "gres.conf").write_text("".join(f"Name=gpu File={device}\n" for device in _gpu_devices()))
+
+    @property
+    def _stamp(self) -> Path:
+        return self.folder / ".slurm.conf.sha256"
+
+    def _edited(self) -> bool:
+        """Whether slurm.conf is not what evoskill last wrote (someone edited it): then it is kept."""
+        try:
+            return hashlib.sha256(self.conf.read_bytes()).hexdigest() != self._stamp.read_text().strip()
+        except OSError:
+            return False
 
     # --- life --------------------------------------------------------------------------------------------------------
     def unavailable(self) -> str | None:
@@ -217,7 +245,8 @@ class LocalSlurm:
             done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=env, check=False)
             if done.returncode != 0:
                 self.stop()
-                raise SlurmUnavailable(f"{Path(command[0]).name} did not start: {(done.stderr or done.stdout).strip()[-500:]} (logs in {self.folder})")
+                said = (done.stderr or done.stdout).strip() or self._log_tail(Path(command[0]).name)
+                raise SlurmUnavailable(f"{Path(command[0]).name} did not start: {said[-500:]} (logs in {self.folder})")
         deadline = time.monotonic() + timeout_s
         state = ""
         while time.monotonic() < deadline:
@@ -227,6 +256,14 @@ class LocalSlurm:
             time.sleep(0.5)
         self.stop()
         raise SlurmUnavailable(f"the node did not become idle within {timeout_s:g} s (state {state or 'unknown'}; logs in {self.folder})")
+
+    def _log_tail(self, program: str) -> str:
+        """The last error lines of a daemon's log (slurmd says why it stopped there, not on its stderr)."""
+        try:
+            lines = (self.folder / f"{program}.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return " | ".join(line for line in lines[-20:] if "error" in line or "fatal" in line)[-500:]
 
     def stop(self) -> None:
         """Stop the daemons (jobs still running are killed with slurmd)."""

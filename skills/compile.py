@@ -250,7 +250,11 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
     return _finish(result, llm, calls_before, settings)
 
 
-_ML_POTENTIALS = re.compile(r"""\b(?:import|from)\s+(?:chgnet|torch|matgl|mace|sevenn|fairchem)\b|force_field_name\s*=\s*["'](?:CHGNet|M3GNet|MACE|GAP|Nequip|SevenNet)""")
+_ML_POTENTIALS = re.compile(
+    r"^\s*(?:from|import)\s[^\n]*\b(?:chgnet|torch|matgl|mace|sevenn|fairchem|orb_models|mattersim)\b"
+    r"|\bMLFF\.\w+|force_field_name\s*=\s*[\"'](?:MLFF\.)?(?:CHGNet|M3GNet|MACE|GAP|Nequip|SevenNet|MatterSim|Orb)",
+    re.MULTILINE,
+)
 
 
 def prefers_gpu(code: str) -> bool:
@@ -258,6 +262,8 @@ def prefers_gpu(code: str) -> bool:
 
     >>> prefers_gpu("relax = ForceFieldRelaxMaker(force_field_name='CHGNet')"), prefers_gpu("from ase.calculators.emt import EMT")
     (True, False)
+    >>> prefers_gpu("import numpy as np, torch"), prefers_gpu("ForceFieldRelaxMaker(force_field_name=MLFF.CHGNet)")
+    (True, True)
     """
     return _ML_POTENTIALS.search(code) is not None
 

@@ -20,9 +20,11 @@ result still reproduces the accepted answer, is checked by running it (``skills/
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import keyword
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +145,12 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+def _key_names_value(key: str) -> bool:
+    """Whether a dict's key can name the value it holds: not a module or builtin the generated code may use (``io``,
+    ``sum``), nor an element's symbol (``{"Fe": 2.2}`` holds iron's moment: the value is not iron)."""
+    return key.isidentifier() and key not in sys.stdlib_module_names and not hasattr(builtins, key) and not is_element(key)
+
+
 def _sites(tree: ast.Module) -> list[Site]:
     """Every literal that could define the problem, with the call and keyword it feeds."""
     parents: dict[int, ast.AST] = {}
@@ -173,7 +181,7 @@ def _sites(tree: ast.Module) -> list[Site]:
                 site.keyword = site.keyword or chain.arg  # a dict's own key names it first: relax_kwargs={"fmax": 0.05}
             elif isinstance(chain, ast.Dict):
                 key = chain.keys[chain.values.index(child)] if isinstance(child, ast.expr) and child in chain.values else None
-                if site.keyword is None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                if site.keyword is None and isinstance(key, ast.Constant) and isinstance(key.value, str) and _key_names_value(key.value):
                     site.keyword = key.value
             elif isinstance(chain, ast.Call):
                 site.call = _dotted(chain.func)

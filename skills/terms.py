@@ -201,19 +201,24 @@ def is_technical(word: str) -> bool:
     return frequency < DOMAIN_RARE and not domain_terms().isdisjoint({word, stem(word), *_lemmas(word)})
 
 
-def written_acronyms(text: str) -> set[str]:
-    """The words ``text`` writes in capitals as a name (lowercase): "MACE", "GAP", "SCAN", "DOS" name a potential, a
-    functional, a quantity, whatever the ordinary word means; the commonest words written loud ("NOT", "ONLY") do not,
-    and neither does a text written all in capitals.
+_PLAIN_ACRONYMS = frozenset("cpu gpu ram pdf doi url api csv json png svg html txt ascii utf faq usa eu".split())
+"""Capitals that name where or how the answer is delivered, never what is computed."""
 
-    >>> sorted(written_acronyms("Relax it with the MACE potential, NOT with EMT; only the DOS"))
+
+def written_acronyms(text: str) -> set[str]:
+    """The short words ``text`` writes in capitals as a name (lowercase): "MACE", "GAP", "SCAN", "DOS" name a potential,
+    a functional, a quantity, whatever the ordinary word means. Not a word written loud for emphasis (the commonest
+    words, "NOT", "ONLY"; longer ones, "WARNING", "CAREFULLY"), the computer's and the document's own ("CPU", "PDF"),
+    nor any word of a text written all in capitals.
+
+    >>> sorted(written_acronyms("Relax it with the MACE potential, NOT with EMT; only the DOS. WARNING: see the PDF."))
     ['dos', 'emt', 'mace']
     """
     tokens = re.findall(r"\b[A-Za-z][A-Za-z0-9]+\b", text)
-    loud = [t for t in tokens if re.fullmatch(r"[A-Z][A-Z0-9]{2,}", t)]
+    loud = [t for t in tokens if re.fullmatch(r"[A-Z][A-Z0-9]{2,4}", t)]
     if len(loud) * 2 > len(tokens):
         return set()
-    return {t.lower() for t in loud if not is_everyday(t)}
+    return {t.lower() for t in loud if not is_everyday(t) and t.lower() not in _PLAIN_ACRONYMS}
 
 
 _TERMS_FILE = Path(__file__).with_name("domain_terms.txt")

@@ -77,6 +77,20 @@ def test_hpc_job_scripts_carry_the_queue_and_the_worker_resources(kind, directiv
     assert directive in script and "--resources GPU=1" in script and "--nthreads 4" in script
 
 
+@pytest.mark.parametrize(
+    ("directives", "gres"),
+    [([], True), (["--partition=gpu-short"], True), (["--gres=gpu:a100:1"], False), (["--gpus-per-node=1"], False)],
+)
+def test_a_slurm_worker_that_advertises_a_gpu_asks_for_one_unless_its_directives_already_do(directives, gres):
+    settings = Settings(dask_cluster="slurm", dask_worker_resources={"GPU": 1}, dask_jobqueue={"job_extra_directives": directives})
+    cluster = jobqueue_cluster(settings)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    assert ("#SBATCH --gres=gpu:1" in script) is gres and all(f"#SBATCH {d}" in script for d in directives)
+
+
 def test_debug_branches_use_threads_unless_a_cluster_is_configured():
     assert isinstance(task_runner(Settings()), ThreadPoolTaskRunner)
     assert not Settings(dask_cluster="local").uses_dask_runner()

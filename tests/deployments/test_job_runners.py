@@ -79,11 +79,35 @@ def test_a_job_that_prefers_a_gpu_runs_on_the_cpu_where_no_worker_has_one_and_on
     assert needs.config.manager_config["gpu_optional"] is False  # a skill that needs a GPU never falls back
 
 
+def test_a_gpu_optional_job_waits_for_the_first_workers_of_a_cluster_still_starting_before_it_chooses_the_cpu(workspace):
+    import subprocess
+    import sys
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address, "--nthreads", "1", "--resources", "GPU=1",
+             "--name", "gpu-worker", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            messages: list[str] = []
+            (outcome,) = DaskJobRunner(client, resource_wait_s=60, on_status=messages.append).run(
+                SkillMaker.from_skill(_skill("potential", gpu_preferred=True)).make(x=2.0)
+            )
+            assert outcome.ok and outcome.document["output"] == 4.0 and messages == []  # it waited, found the GPU, ran there
+            assert outcome.worker == next(iter(client.scheduler_info(n_workers=-1)["workers"]))
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+
+
 def test_a_skill_that_runs_a_machine_learned_potential_prefers_a_gpu():
     from skills.compile import prefers_gpu
 
     assert prefers_gpu("from atomate2.forcefields.jobs import ForceFieldRelaxMaker\nForceFieldRelaxMaker(force_field_name='CHGNet')")
-    assert prefers_gpu("from chgnet.model import CHGNet\n") and prefers_gpu("import torch\n")
+    assert prefers_gpu("from chgnet.model import CHGNet\n") and prefers_gpu("import numpy as np, torch\n")
+    assert prefers_gpu("ForceFieldRelaxMaker(force_field_name=MLFF.CHGNet)")
     assert not prefers_gpu("from ase.calculators.emt import EMT\nprint('torch and chgnet are words here')\n")
 
 

@@ -27,7 +27,7 @@ from skills.params import signature_schema
 from skills.store import open_store
 
 _WHY = LocalSlurm(Path("/nonexistent")).unavailable()
-pytestmark = pytest.mark.skipif(_WHY is not None, reason=f"Slurm cannot run here: {_WHY}")
+needs_slurm = pytest.mark.skipif(_WHY is not None, reason=f"Slurm cannot run here: {_WHY}")
 
 TRIPLE = "def run(x: int = 2) -> int:\n    if x == 7:\n        raise ValueError('seven is refused')\n    return 3 * x\n"
 SLOW = "import time\ndef run(x: int = 1) -> int:\n    time.sleep(0.4)\n    return 2 * x\n"
@@ -35,6 +35,8 @@ SLOW = "import time\ndef run(x: int = 1) -> int:\n    time.sleep(0.4)\n    retur
 
 @pytest.fixture
 def slurm(workspace: Path, monkeypatch: pytest.MonkeyPatch):
+    if _WHY is not None:
+        pytest.skip(f"Slurm cannot run here: {_WHY}")
     """The workspace's one-node Slurm cluster, running; batches go to it (``EVOSKILL_DASK_CLUSTER=slurm``)."""
     monkeypatch.delenv("SLURM_CONF", raising=False)
     cluster = LocalSlurm.for_workspace(workspace)
@@ -99,8 +101,10 @@ def test_the_cluster_starts_runs_a_job_reports_it_and_stops(slurm, capsys):
     assert not slurm.running() and not slurm.munge_socket.exists()
     assert main(["slurm", "status"]) == 1
     assert "not running" in capsys.readouterr().out
-    slurm.start()  # started again on the same state: the job numbers go on
-    assert slurm.node_state() == "idle"
+    with slurm.conf.open("a") as conf:
+        conf.write("# the user's own line\n")
+    slurm.start()  # started again on the same state: the job numbers go on, and an edited configuration is kept
+    assert slurm.node_state() == "idle" and slurm.conf.read_text().endswith("# the user's own line\n")
 
 
 def test_a_skill_batch_runs_on_slurm_worker_jobs(slurm):
@@ -151,6 +155,7 @@ def test_a_worker_job_cancelled_midway_loses_no_item_and_a_rerun_by_batch_id_fin
     assert len({i.job_uuid for i in items}) == 24 and store.job_store().count() == 24  # each stored once
 
 
+@needs_slurm
 @pytest.mark.skipif(detect_gpus() > 0, reason="this node has a GPU: Slurm would grant it")
 def test_a_worker_job_that_asks_for_a_gpu_is_refused_where_the_node_has_none(slurm, monkeypatch):
     monkeypatch.setenv("EVOSKILL_DASK_WORKER_RESOURCES", '{"GPU": 1}')
@@ -169,8 +174,37 @@ def test_a_gpu_skill_waits_for_a_gpu_worker_and_fails_with_the_reason_instead_of
 
 def test_start_says_why_it_cannot_run_without_root_or_slurm(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr("deployments.slurm.missing_programs", lambda: [])
     with pytest.raises(SlurmUnavailable, match="runs its daemons as root"):
         LocalSlurm(tmp_path / "slurm").start()
-    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.undo()
     monkeypatch.setattr("deployments.slurm.shutil.which", lambda name, path=None: None)
     assert "apt-get install slurm-wlm munge" in (LocalSlurm(tmp_path).unavailable() or "")
+
+
+def test_a_pid_file_naming_another_program_is_not_a_daemon_and_stop_leaves_that_program_alone(tmp_path):
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        cluster = LocalSlurm(tmp_path / "slurm")
+        cluster.folder.mkdir()
+        for name in ("munged", "slurmctld", "slurmd"):
+            (cluster.folder / f"{name}.pid").write_text(str(other.pid))  # left by a crash, the pid since reused
+        assert not cluster.running()
+        cluster.stop()
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_the_node_offers_the_gpus_it_has_by_their_device_files(tmp_path, monkeypatch):
+    monkeypatch.setattr("deployments.slurm._gpu_devices", lambda: ["/dev/nvidia2", "/dev/nvidia3"])
+    cluster = LocalSlurm(tmp_path / "slurm")
+    cluster._write()
+    assert "GresTypes=gpu" in cluster.conf.read_text() and " Gres=gpu:2" in cluster.conf.read_text()
+    assert (cluster.folder / "gres.conf").read_text() == "Name=gpu File=/dev/nvidia2\nName=gpu File=/dev/nvidia3\n"
+    monkeypatch.setattr("deployments.slurm._gpu_devices", lambda: [])
+    cluster._write()
+    assert "Gres" not in cluster.conf.read_text() and (cluster.folder / "gres.conf").read_text() == ""
+    assert len(str(LocalSlurm(tmp_path / ("x" * 120)).munge_socket)) <= 108  # a long workspace: the socket in /run
+    assert str(LocalSlurm(tmp_path / ("x" * 120)).munge_socket).startswith("/run/")

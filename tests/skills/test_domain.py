@@ -100,3 +100,42 @@ def test_checked_params_fill_the_defaults_inside_and_refuse_in_one_line_outside(
     with pytest.raises(ParameterError) as wrong_type:  # the schema first: a value of the wrong type is not a domain question
         checked_params(ROCKSALT, {"a": "fast"})
     assert not isinstance(wrong_type.value, OutsideDomain)
+
+
+# -- what mutation testing of skills/domain.py found untested (each a guard that could let a wrong answer through) ----------
+
+
+def test_bounds_hold_at_their_edges():
+    from skills.domain import value_problem
+    from skills.parameter import Parameter
+
+    below = Parameter(type="number", default=1.0, exclusiveMaximum=2.0)
+    assert value_problem("x", below, 1.999) is None
+    assert value_problem("x", below, 2.0) == "x must be below 2.0 (got 2.0)"
+    assert value_problem("x", below, 3.0) == "x must be below 2.0 (got 3.0)"
+    at_most = Parameter(type="number", default=1.0, maximum=2.0)
+    assert value_problem("x", at_most, 2.0) is None and value_problem("x", at_most, 2.5) == "x must be at most 2.0 (got 2.5)"
+    above = Parameter(type="number", default=1.0, exclusiveMinimum=0.0, minimum=0.5)
+    assert value_problem("x", above, 0.5) is None and value_problem("x", above, 0.4) == "x must be at least 0.5 (got 0.4)"
+
+
+def test_a_formula_written_another_way_is_the_same_substance_and_a_kind_is_read_from_the_default_where_unrecorded():
+    from skills.domain import changed_substances, parameter_kind
+    from skills.parameter import Parameter
+
+    properties = {"formula": Parameter(type="string", default="NaCl", kind="formula"), "smiles": Parameter(type="string", default="OCC", kind="smiles")}
+    assert changed_substances(properties, {"formula": "ClNa", "smiles": "CCO"}) == []
+    assert changed_substances(properties, {"formula": "KCl", "smiles": "CCN"}) == ["formula", "smiles"]
+    kinds = {d: parameter_kind(Parameter(type="string", default=d)) for d in ("Cu", "Fe2O3", "c1ccccc1", "N#N", "fcc", "BCC", "HELLO")}
+    assert kinds == {"Cu": "element", "Fe2O3": "formula", "c1ccccc1": "smiles", "N#N": "smiles", "fcc": "word", "BCC": "word", "HELLO": "word"}
+
+
+def test_a_second_list_of_entries_is_checked_after_a_first_one_refused_on_its_own():
+    two = _skill(
+        first={"type": "array", "default": [["Li", 0.0], ["O2", 0.0], ["Li2O", -6.0]], "kind": "entries"},
+        second={"type": "array", "default": [["Na", 0.0], ["F2", 0.0], ["NaF", -6.0]], "kind": "entries"},
+        formula={"type": "string", "default": "NaF", "kind": "formula"},
+    )
+    problems = domain_problems(two, {"first": [["Li", 0.0]], "second": [["K", 0.0], ["F2", 0.0], ["KF", -5.0]]})
+    assert problems[0].startswith("first takes a list of at least two")
+    assert problems[1] == "formula=NaF is not one of the entries of second, and the skill was verified on one of them"

@@ -166,3 +166,13 @@ def test_a_structure_type_the_question_names_becomes_a_parameter_unless_the_arit
     # the 4 atoms of the fcc cell in (4 V)^(1/3): another structure would need another number, so fcc stays fixed
     fixed = lift_script(FCC_FROM_VOLUME, ["What is the lattice constant of fcc copper from the EMT volume of a cell with a = 3.6 Å?"])
     assert "crystal_structure" not in fixed.parameters and "'fcc'" in fixed.code
+
+
+def test_a_value_in_a_dict_is_named_by_its_key_unless_the_key_names_a_module_a_builtin_or_an_element():
+    script = (
+        "import json\nfrom ase.optimize import FIRE\nsettings = {'fmax': 0.03, 'io': 3.5, 'Fe': 2.2}\n"
+        "print(json.dumps(settings['fmax'] + settings['io'] + settings['Fe']))\n"
+    )
+    draft = lift_script(script, ["Relax with fmax 0.03 eV/Å, a spacing of 3.5 Å and an iron moment of 2.2 μB: the sum?"])
+    names = set(draft.parameters)
+    assert "fmax" in names and not names & {"io", "Fe", "fe"}, names

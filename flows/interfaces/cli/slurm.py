@@ -15,7 +15,7 @@ def add_parser(sub: Any) -> None:
         help="start, stop or show a one-node Slurm cluster for trying the HPC path",
         description=(
             "A one-node Slurm cluster on this machine (munged, slurmctld and slurmd from Debian's slurm-wlm, as root), "
-            "its configuration, state and logs under <workspace>/slurm, loopback only. With it running, "
+            "its configuration, state and logs under <workspace>/slurm, the node at 127.0.0.1. With it running, "
             "EVOSKILL_DASK_CLUSTER=slurm submits skill batches to it through dask-jobqueue."
         ),
         epilog=(
