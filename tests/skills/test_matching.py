@@ -538,3 +538,18 @@ def test_a_chgnet_skill_binds_another_rock_salt_and_declines_another_potential_w
     declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with the M3GNet potential to fmax = 0.01 eV/Å; energy per atom in eV/atom?", "gnet")
     declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with CHGNet to fmax = 0.01 eV/Å and give the SCAN energy per atom in eV/atom.", "scan")
     assert bind(CHGNET_ENERGY, "With CHGNet, relax rock-salt NaCl (a = 5.64 Å) to fmax 0.01 eV/Å and give ONLY the energy per atom, in eV/atom.").params["formula"] == "NaCl"
+
+
+VACANCY = library_skill("ase_emt_cu_vacancy_formation")
+NEIGHBOUR = library_skill("pymatgen_si_nearest_neighbour")
+
+
+def test_a_count_spoken_of_without_a_value_declines_and_a_setting_restated_binds_to_itself():
+    # mutation testing of skills/binding.py: an integer the question names without a number must never fall back to its default
+    asked = "What is the unrelaxed vacancy formation energy (unit: eV) of fcc copper (a = 3.6 Å) with ASE's EMT in a larger supercell?"
+    declines(VACANCY, asked, "speaks of supercell but gives it no value")
+    assert bind(VACANCY, asked.replace("a larger supercell", "a 4x4x4 supercell")).params["supercell"] == 4
+    # "within 3 Å" restates the verified 3.0 Å search radius beside a lattice constant in Å; 3.5 Å could be either
+    germanium = "What is the nearest-neighbour Ge-Ge distance (unit: Å) in diamond-structure germanium with a = 5.658 Å, from pymatgen's neighbours within {} Å?"
+    assert bind(NEIGHBOUR, germanium.format("3")).params == {"element": "Ge", "a": 5.658, "value": 3.0}
+    declines(NEIGHBOUR, germanium.format("3.5"), "cannot tell whether 3.5 is a or value")
