@@ -553,3 +553,14 @@ def test_a_count_spoken_of_without_a_value_declines_and_a_setting_restated_binds
     germanium = "What is the nearest-neighbour Ge-Ge distance (unit: Å) in diamond-structure germanium with a = 5.658 Å, from pymatgen's neighbours within {} Å?"
     assert bind(NEIGHBOUR, germanium.format("3")).params == {"element": "Ge", "a": 5.658, "value": 3.0}
     declines(NEIGHBOUR, germanium.format("3.5"), "cannot tell whether 3.5 is a or value")
+
+
+def test_a_compound_the_verified_question_listed_and_asked_about_is_only_listed_here_so_another_is_asked_about():
+    # the verified question listed Li2O2 and asked about it; this one lists it and asks about a compound it names in words
+    asked = (
+        "Given these total energies (eV, per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, "
+        "how far above the convex hull (unit: eV/atom) is lithium superoxide? Use pymatgen."
+    )
+    with pytest.raises(BindingDeclined) as declined:
+        bind(EHULL, asked)
+    assert "Li2O2" in str(declined.value) or "superoxide" in str(declined.value), declined.value
