@@ -137,18 +137,33 @@ def test_a_run_cannot_signal_or_see_the_executor(limits, tmp_path):
     assert run_code("import json\nprint(json.dumps(1))\n", tmp_path, limits).executor == "warm"
 
 
+def _processes_under(pid: int) -> set[int]:
+    import psutil
+
+    return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+
+
+def _wait_for_a_run(pid: int, before: set[int], timeout: float = 30.0) -> None:
+    """Until a process the executor ``pid`` did not have ``before`` appears under it (the run, forked), then a moment more."""
+    deadline = time.monotonic() + timeout
+    while not _processes_under(pid) - before:
+        assert time.monotonic() < deadline, "the run never reached the executor"
+        time.sleep(0.05)
+    time.sleep(0.5)
+
+
 def test_the_executor_killed_mid_run_fails_that_run_clearly_and_the_next_run_still_answers(limits, tmp_path, caplog):
     executor = _executor(limits)
     outcome: dict[str, object] = {}
     running = threading.Thread(target=lambda: outcome.setdefault("run", run_code("import time\ntime.sleep(20)\n", tmp_path, limits)))
+    idle = _processes_under(executor.pid)  # type: ignore[arg-type]  # a started executor has a pid
     running.start()
-    time.sleep(1.0)
+    _wait_for_a_run(executor.pid, idle)  # type: ignore[arg-type]  # the run is the executor's child by now (a fixed pause was too short on a busy machine)
     with caplog.at_level(logging.WARNING, logger="deployments.sandbox"):
         os.killpg(executor.pid, signal.SIGKILL)  # type: ignore[arg-type]  # started in its own session
         running.join(timeout=30)
-        for _ in range(100):  # the executor's own thread notices the end and warns
-            if executor.state == "stopped":
-                break
+        deadline = time.monotonic() + 30  # the executor's own thread notices the end and warns (late on a busy machine)
+        while not any("the warm executor stopped" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
             time.sleep(0.05)
     lost = outcome["run"]
     assert not lost.ok and not lost.timed_out and lost.executor == "warm"  # type: ignore[attr-defined]
