@@ -22,6 +22,7 @@ import atexit
 import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -91,16 +92,18 @@ def _local(settings: Settings) -> DaskCluster:
     return DaskCluster(Client(cluster), cluster, "local")
 
 
-def _local_slurm(settings: Settings) -> bool:
-    """Point this process's ``sbatch`` at the workspace's one-node Slurm cluster (``evoskill slurm start``) where it runs
-    and no ``SLURM_CONF`` is set; whether it is the one submitted to."""
+def _local_slurm(settings: Settings) -> type | None:
+    """Where the workspace's one-node Slurm cluster (``evoskill slurm start``) runs and no ``SLURM_CONF`` of the user's own
+    is set: a Slurm job class whose ``sbatch`` and ``scancel`` are pointed at it (this process's environment is left as it is)."""
+    from dask_jobqueue.slurm import SLURMJob
+
     from deployments.slurm import LocalSlurm
 
     local = LocalSlurm.for_workspace(settings.workspace)
     if os.environ.get("SLURM_CONF", str(local.conf)) != str(local.conf) or not local.running():
-        return False
-    os.environ.update(local.env())
-    return True
+        return None
+    pointed = " ".join(f"{name}={shlex.quote(value)}" for name, value in local.env().items())
+    return type("LocalSlurmJob", (SLURMJob,), {"submit_command": f"env {pointed} sbatch", "cancel_command": f"env {pointed} scancel"})
 
 
 def jobqueue_cluster(settings: Settings) -> JobQueueCluster:
@@ -116,7 +119,8 @@ def jobqueue_cluster(settings: Settings) -> JobQueueCluster:
         directives = list(options.get("job_extra_directives", []))
         if gpus and not any(re.search(r"--gres\b|--gpus|--gpus-per-\w+|^-G\b", d) for d in directives):
             options["job_extra_directives"] = [*directives, f"--gres=gpu:{gpus}"]
-        if _local_slurm(settings):  # one node on loopback: the workers reach the scheduler there
+        if (local_job := _local_slurm(settings)) is not None:  # one node on loopback: the workers reach the scheduler there
+            options["job_cls"] = local_job
             options.setdefault("scheduler_options", {"host": "127.0.0.1"})
             options.setdefault("log_directory", str(settings.workspace.resolve() / "slurm" / "workers"))
     cls = SLURMCluster if settings.dask_cluster == "slurm" else PBSCluster
@@ -128,10 +132,15 @@ def _check_submittable(cluster: JobQueueCluster, kind: str) -> None:
     a cluster that waits for workers that never come."""
     if kind != "slurm" or shutil.which("sbatch") is None:
         return
+    submit = shlex.split(getattr(cluster.job_cls, "submit_command", None) or "sbatch")
     with tempfile.NamedTemporaryFile("w", suffix=".sh") as script:
         script.write(cluster.job_script())
         script.flush()
-        done = subprocess.run(["sbatch", "--test-only", script.name], capture_output=True, text=True, timeout=60, check=False)
+        try:
+            done = subprocess.run([*submit, "--test-only", script.name], capture_output=True, text=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            cluster.close()
+            raise ClusterUnavailable("Slurm did not answer within 60 s whether it would take a worker job; is slurmctld running?") from None
     if done.returncode != 0:
         cluster.close()
         said = " ".join((done.stderr or done.stdout).split())

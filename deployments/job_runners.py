@@ -34,7 +34,7 @@ from deployments.resources import format_resources
 from deployments.settings import Settings
 
 __all__ = [
-    "JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources", "GPU_OPTIONAL",
+    "JobOutcome", "JobRunner", "LocalJobRunner", "DaskJobRunner", "job_runner", "execute_job", "job_resources", "missing_resources", "prefer_gpu", "GPU_OPTIONAL",
 ]  # fmt: skip
 
 GPU_OPTIONAL = "gpu_optional"  # manager_config key: the job asks for a GPU and runs on the CPU where no worker has one
@@ -53,6 +53,12 @@ class JobOutcome(BaseModel):
     error: str | None = None
     worker: str | None = None
     wall_s: float = 0.0
+
+
+def prefer_gpu(job: Job) -> Job:
+    """Annotate ``job`` to ask for a GPU worker and run on the CPU where none is there (a machine-learned potential)."""
+    job.config.manager_config = {**(job.config.manager_config or {}), "resources": {"GPU": 1}, GPU_OPTIONAL: True}
+    return job
 
 
 def job_resources(job: Job) -> dict[str, float]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from jobflow import Job, Maker, job
 
-from deployments.job_runners import GPU_OPTIONAL
+from deployments.job_runners import GPU_OPTIONAL, prefer_gpu
 from deployments.settings import get_settings
 from skills.documents import Skill
 from skills.domain import checked_params
@@ -55,20 +55,15 @@ class SkillMaker(Maker):
     def from_skill(cls, skill: Skill) -> SkillMaker:
         return cls(name=skill.id, skill=skill.model_dump(mode="json"))
 
-    @property
-    def resources(self) -> dict[str, float]:
-        wanted = self.skill.get("resources", {})
-        return {"GPU": 1} if wanted.get("gpu") or wanted.get("gpu_preferred") else {}
-
-    @property
-    def gpu_optional(self) -> bool:
-        """The job asks for a GPU but runs on the CPU where no worker has one (a machine-learned potential)."""
-        wanted = self.skill.get("resources", {})
-        return bool(wanted.get("gpu_preferred")) and not wanted.get("gpu")
-
     def make(self, **params: Any) -> Job:
         made = run_skill_job(self.skill, params)
         made.name = self.name
         made.metadata = {**(made.metadata or {}), "skill_id": self.name}
-        made.config.manager_config = {**made.config.manager_config, "resources": self.resources, GPU_OPTIONAL: self.gpu_optional}
+        wanted = self.skill.get("resources", {})
+        if wanted.get("gpu"):  # needs one: waits for a GPU worker, or fails with the reason
+            made.config.manager_config = {**made.config.manager_config, "resources": {"GPU": 1}, GPU_OPTIONAL: False}
+        elif wanted.get("gpu_preferred"):
+            prefer_gpu(made)
+        else:
+            made.config.manager_config = {**made.config.manager_config, "resources": {}, GPU_OPTIONAL: False}
         return made

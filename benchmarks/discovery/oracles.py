@@ -126,12 +126,10 @@ class Oracle(ABC):
 def oracle_job(oracle: Oracle, structure: Structure) -> Job:
     """One evaluation as a jobflow Job, its output atomate2's task document (energy, structure, ionic steps); a
     machine-learned potential's job asks for a GPU worker and runs on the CPU where none is there."""
-    from deployments.job_runners import GPU_OPTIONAL
+    from deployments.job_runners import prefer_gpu
 
     made = oracle.maker().make(structure)
-    if oracle.prefers_gpu:
-        made.config.manager_config = {**made.config.manager_config, "resources": {"GPU": 1}, GPU_OPTIONAL: True}
-    return made
+    return prefer_gpu(made) if oracle.prefers_gpu else made
 
 
 def oracle_result(document: dict[str, Any] | None, error: str | None = None, wall_s: float = 0.0) -> OracleResult:

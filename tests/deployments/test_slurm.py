@@ -117,6 +117,7 @@ def test_a_skill_batch_runs_on_slurm_worker_jobs(slurm):
     assert [answer for item, answer in rows if item.status == "done"] == [3 * p["x"] for p in params if p["x"] != 7]
     jobs = {job.job_id: job for job in slurm.queue()}
     assert len(jobs) == 2 and {j.name for j in jobs.values()} == {"dask-worker"} and {j.state for j in jobs.values()} == {"RUNNING"}
+    assert "SLURM_CONF" not in os.environ  # only the submitting commands are pointed at the workspace's cluster
     workers = open_cluster(get_settings()).client.scheduler_info(n_workers=-1)["workers"]
     assert {item.worker for item, _ in rows} <= set(workers)
     name, task_runs = _batch_task_runs(expected=20)  # what the Prefect UI shows of the batch: a task run per item
