@@ -68,6 +68,8 @@ class DaskCluster:
             self.cluster.close()
 
 
+SUBMIT_TEST_TIMEOUT_S = 60.0  # how long `sbatch --test-only` may take to say whether it would take a worker job
+
 _OPEN: dict[tuple[Any, ...], DaskCluster] = {}
 _LOCK = threading.Lock()
 
@@ -137,10 +139,10 @@ def _check_submittable(cluster: JobQueueCluster, kind: str) -> None:
         script.write(cluster.job_script())
         script.flush()
         try:
-            done = subprocess.run([*submit, "--test-only", script.name], capture_output=True, text=True, timeout=60, check=False)
+            done = subprocess.run([*submit, "--test-only", script.name], capture_output=True, text=True, timeout=SUBMIT_TEST_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
             cluster.close()
-            raise ClusterUnavailable("Slurm did not answer within 60 s whether it would take a worker job; is slurmctld running?") from None
+            raise ClusterUnavailable(f"Slurm did not answer within {SUBMIT_TEST_TIMEOUT_S:g} s whether it would take a worker job; is slurmctld running?") from None
     if done.returncode != 0:
         cluster.close()
         said = " ".join((done.stderr or done.stdout).split())

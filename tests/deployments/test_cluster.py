@@ -6,6 +6,7 @@ import time
 import pytest
 from prefect.task_runners import ThreadPoolTaskRunner
 
+import deployments.cluster as cluster_module
 from deployments.cluster import (
     ClusterUnavailable,
     close_clusters,
@@ -96,3 +97,25 @@ def test_debug_branches_use_threads_unless_a_cluster_is_configured():
     assert not Settings(dask_cluster="local").uses_dask_runner()
     assert Settings(dask_cluster="slurm").uses_dask_runner() and Settings(task_runner="dask").uses_dask_runner()
     assert not Settings(dask_cluster="slurm", task_runner="threads").uses_dask_runner()
+
+
+def test_a_batch_system_that_does_not_answer_whether_it_takes_a_worker_job_closes_the_cluster_and_says_so(monkeypatch):
+    closed: list[bool] = []
+
+    class Silent:  # a controller that never answers: sbatch hangs
+        submit_command = "sh -c 'sleep 5' sbatch"
+
+    class Cluster:
+        job_cls = Silent
+
+        def job_script(self) -> str:
+            return "#!/bin/sh\n"
+
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(cluster_module, "SUBMIT_TEST_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(cluster_module.shutil, "which", lambda name: "/usr/bin/" + name)
+    with pytest.raises(ClusterUnavailable, match=r"did not answer within 0.5 s"):
+        cluster_module._check_submittable(Cluster(), "slurm")  # type: ignore[arg-type]
+    assert closed == [True]
