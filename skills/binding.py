@@ -25,6 +25,7 @@ the question asks about 'ionization', which this skill was not verified on
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
+from skills.context import framing_words, substance_names
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
 from skills.meaning import (
@@ -287,7 +289,9 @@ def bind(skill: Skill, query: str) -> Binding:
     named = structure_mentions(query) if structure_params else []
     if named:  # "body-centred tetragonal" is a value of the skill's structure parameter
         vocabulary |= explaining_forms(w.lower() for m in named for w in re.findall(r"[A-Za-z]+", m.text))
-    unexplained = _unexplained(vocabulary, query, asked)
+    substance_only = not structure_params and not structures(verified)  # no word of the question can change a structure
+    framing = substance_names(query, asked) | framing_words(query, asked) if substance_only else set()
+    unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
@@ -329,6 +333,13 @@ def bind(skill: Skill, query: str) -> Binding:
         lines = ", ".join(sorted(asked_lines))
         raise BindingDeclined(f"the question asks for the {lines} line; the skill was verified with {', '.join(sorted(verified_lines))}")
     free = _bind_substances(binding, skill, query, sources, [m for m in fresh if m.kind != "number"])
+    moved = [name for name in structure_params if name in binding.params and binding.params[name] != properties[name].default]
+    if free and moved and not _alike_substances(free[0], known):
+        # "diamond-cubic Si" for a skill shown not to depend on NaCl in the rock-salt structure: one element where it built two
+        raise BindingDeclined(
+            f"the skill was shown not to depend on its substance only in the {properties[moved[0]].default} structure; "
+            f"the question names {free[0].text} in another"
+        )
     if free is not None and (whole := whole_of(free, asked)) is not None:  # "how many of its sites are chlorine", of NaCl's sites
         raise BindingDeclined(f"the question singles out {free[0].text!r} of {whole.text}, which this skill does not take apart")
     _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
@@ -486,6 +497,8 @@ def _bind_numbers(
         restating = [name for name, s in strengths.items() if s > 0 and _is_default(properties[name], mention.number)]
         if best <= 1 and len(restating) == 1:
             tied = restating  # "within 3 Å" for the verified 3.0 cutoff, beside a lattice constant in Å: the value it restates
+        if not tied:  # "MW ≤ 500" for the verified "molecular weight at most 500": its one parameter of that value, restated
+            tied = _restated_default(mention, asked, properties, sources, binding)
         if not tied:
             unit = f" {mention.unit}" if mention.unit and mention.unit not in mention.text else ""
             raise BindingDeclined(f"the question states {mention.text}{unit}, which no parameter of this skill takes")
@@ -496,8 +509,6 @@ def _bind_numbers(
             if name in binding.params:
                 continue  # the verified question's constant, restated
             raise BindingDeclined(f"cannot tell whether {mention.text} sets {name} or restates the verified question's constant")
-        if name in binding.params:
-            raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         number = float(mention.number or 0.0)
         if units_differ(mention.unit, properties[name].unit):  # "a = 0.352 nm" is 3.52 Å; 300 K is no length
             in_unit = converted(number, mention.unit, properties[name].unit)
@@ -506,6 +517,11 @@ def _bind_numbers(
             number, other_unit = in_unit, mention.unit or ""
         elif properties[name].unit and not mention.unit:
             unitless.append(mention)
+        if name in binding.params:
+            said = binding.params[name]
+            if isinstance(said, (int, float)) and math.isclose(float(said), number, rel_tol=1e-9):
+                continue  # "a = 3.61 Å ... bulk('Cu', 'fcc', a=3.61)": the same value said twice
+            raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         if other_unit and unitless:  # "a = 0.3209 and c = 0.5211 nm": is 0.3209 in nm or in Å?
             raise BindingDeclined(f"the question gives a value in {other_unit} and {unitless[0].text} without a unit: which unit is it in?")
         _check_value(name, properties[name], number)
@@ -566,6 +582,25 @@ _REPEAT = re.compile(r"\d+\s*[x×]\s*\d+(?:\s*[x×]\s*\d+)?")
 def _counts_alike(mention: Mention, source: Mention | None) -> bool:
     """Whether a count states what the verified value counted: atoms for atoms, a repeat for a repeat."""
     return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
+
+
+def _alike_substances(free: Mention, known: list[Mention]) -> bool:
+    """Whether a substance the answer was shown not to depend on has as many elements as the verified question's (indium
+    for magnesium: a structure of one element either way, only the label differs; silicon for NaCl: not alike)."""
+    verified = [m.formula for m in known if m.kind != "number" and m.formula]
+    return bool(verified) and free.formula is not None and len(formula_elements(free.formula)) == len(formula_elements(verified[0]))
+
+
+def _restated_default(
+    mention: Mention, asked: list[Mention], properties: Mapping[str, Parameter], sources: dict[str, Mention | None], binding: Binding
+) -> list[str]:
+    """The one parameter whose verified value the question restates in other words: written as the verified question wrote it,
+    said as often, and no other parameter of that value (``[]`` where not so)."""
+    same = [name for name, prop in properties.items() if _is_default(prop, mention.number) and name not in binding.params]
+    if len(same) != 1 or (source := sources.get(same[0])) is None or source.text != mention.text:
+        return []
+    said = sum(a.kind == "number" and a.text == mention.text for a in asked)
+    return same if said == 1 else []
 
 
 def _is_default(prop: Parameter, number: float | None) -> bool:

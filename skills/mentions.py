@@ -293,7 +293,7 @@ def find_mentions(text: str) -> list[Mention]:
             continue
         following = tokens[index + 1][1] if index + 1 < len(tokens) else None
         mention = _number(token, start, following)
-        if mention is None and not (after_number and _unit(token)):
+        if mention is None and not (after_number and _unit(token)) and not _quantity_symbol(token, tokens[index + 1 : index + 3]):
             mention = _chemical(token, start, previous)
         if mention is None and token in WORD_LIKE_SYMBOLS and len(token) == 2 and re.search(r"[^\s.!?:]\s*$", text[:start]):
             mention = Mention(token, start, "formula", formula=token, element=token)  # "between Ga and As": mid-sentence, a symbol
@@ -303,6 +303,14 @@ def find_mentions(text: str) -> list[Mention]:
         previous.append(token)
     found += _names(text, [(m.start, m.end) for m in found] + skip)
     return sorted((_as_part(m, text) for m in found), key=lambda m: m.start)
+
+
+def _quantity_symbol(token: str, following: list[tuple[int, str]]) -> bool:
+    """Whether a one-letter element symbol is a quantity's symbol, given in a unit: "B in GPa", "V in Å^3", "E (eV)"."""
+    if len(token) != 1 or not is_element(token) or not following:
+        return False
+    words = [w.strip("()[],;:.") for _, w in following]
+    return (words[0] == "in" and len(words) > 1 and _unit(words[1])) or (following[0][1][:1] in "([" and _unit(words[0]))
 
 
 def _as_part(mention: Mention, text: str) -> Mention:

@@ -8,6 +8,7 @@ import pytest
 
 from skills.binding import BindingDeclined, bind, parameter_kind
 from skills.documents import Provenance, Skill, TestCase
+from skills.mentions import find_mentions
 from skills.parameter import Parameter
 from tests.codes import N2_CODE, N2_QUERY
 from tests.skills.test_binding import HCP_CODE, HCP_QUERY, ROCKSALT, ROCKSALT_QUERY, lifted
@@ -343,3 +344,51 @@ def test_a_range_in_another_unit_and_a_ratio_of_names_set_nothing():
     declines(skill, "Equilibrium lattice constant (unit: Å) of fcc copper from 11 lattice constants between 350 and 370 pm with ASE's EMT?", "pm")
     assert HCP_FREE.parameters.model_dump()["properties"]["a"]["default"] == 3.209
     declines(HCP_FREE, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "c = 5.211 Å and c/a = 1.624"), "states 1.624, which no parameter")
+
+
+# -- values said again in other words: the verified constant restated, the same value twice, a quantity's symbol ------------
+
+
+def test_a_threshold_restated_in_other_words_is_the_verified_one_and_said_twice_declines():
+    from tests.skills.test_context import library_skill
+
+    lipinski = library_skill("rdkit_lipinski_aspirin")
+    query = "Ro5 check in RDKit for caffeine, CN1C=NC2=C1C(=O)N(C(=O)N2C)C: MW ≤ 500, Crippen logP ≤ 5, HBD ≤ 5, HBA ≤ 10 all satisfied? true/false"
+    binding = bind(lipinski, query)
+    assert binding.params["smiles"] == "CN1C=NC2=C1C(=O)N(C(=O)N2C)C" and sorted(binding.params.values(), key=str)[:2] == [10, 500]
+    assert bind(lipinski, query.replace("MW ≤ 500", "MW ≤ 600")).params["value"] == 600  # the weight threshold is a parameter
+    declines(lipinski, query.replace("HBA ≤ 10", "HBA ≤ 500"), "500")  # said twice where the verified question said it once
+
+
+def test_the_same_value_said_twice_binds_once_and_two_values_decline():
+    from tests.skills.test_context import library_skill
+
+    cohesive = library_skill("ase_emt_al_cohesive_energy")
+    query = "Cohesive energy of fcc Cu at a = 3.61 Å with ASE's EMT calculator (bulk('Cu', 'fcc', a=3.61)), in eV/atom: positive float, 4 decimal places."
+    assert bind(cohesive, query).params["a"] == 3.61
+    declines(cohesive, query.replace("a=3.61", "a=3.62"), "two values for a")
+
+
+def test_a_one_letter_symbol_given_in_a_unit_is_a_quantity_not_an_element():
+    assert [m.text for m in find_mentions("EMT bulk modulus of fcc Al; B in GPa, V (Å^3)") if m.kind == "formula"] == ["Al"]
+    assert [m.text for m in find_mentions("the mass fraction of N in NH4NO3") if m.kind == "formula"] == ["N", "NH4NO3"]
+
+
+def test_a_substance_shown_not_to_matter_in_one_structure_declines_in_another():
+    from tests.skills.test_context import library_skill
+
+    spacegroup = library_skill("spglib_spacegroup_nacl", keep=("crystal_structure", "a")).model_copy(update={"independent_of": ["formula"]})
+    query = "Space group (international symbol) of diamond-cubic Si, a = 5.431 Å, built with ase.build.bulk('Si', 'diamond', a=5.431) and analysed with spglib? Return a string."
+    declines(spacegroup, query, "only in the rocksalt structure; the question names Si in another")
+
+
+def test_a_substance_shown_not_to_matter_binds_in_another_structure_of_as_many_elements():
+    import json
+    from pathlib import Path
+
+    family = json.loads((Path(__file__).resolve().parents[2] / "benchmarks/suites/transfer/spglib_crystal_system.json").read_text())
+    base = family["base"]
+    system = lifted(base["solution_code_or_process"], base["user_query"]["1"], keep=("crystal_structure", "a", "c"))
+    system = system.model_copy(update={"independent_of": ["element"]})  # hcp magnesium's crystal system, whatever the element
+    query = "Indium has a body-centred tetragonal lattice with a = 3.25 Å and c = 4.95 Å. What crystal system does spglib (through pymatgen's SpacegroupAnalyzer) assign to it? Return the crystal system as a lowercase string (e.g. 'monoclinic')."
+    assert bind(system, query).params == {"crystal_structure": "bct", "a": 3.25, "c": 4.95}
