@@ -392,3 +392,22 @@ def test_a_substance_shown_not_to_matter_binds_in_another_structure_of_as_many_e
     system = system.model_copy(update={"independent_of": ["element"]})  # hcp magnesium's crystal system, whatever the element
     query = "Indium has a body-centred tetragonal lattice with a = 3.25 Å and c = 4.95 Å. What crystal system does spglib (through pymatgen's SpacegroupAnalyzer) assign to it? Return the crystal system as a lowercase string (e.g. 'monoclinic')."
     assert bind(system, query).params == {"crystal_structure": "bct", "a": 3.25, "c": 4.95}
+
+
+def test_a_substance_put_in_place_of_one_shown_not_to_matter_declines_unless_it_is_said_to_have_the_structure():
+    from tests.skills.test_context import library_skill
+
+    # The space group of rock-salt NaCl does not depend on which two elements fill it, but CsCl is no rock salt (Pm-3m, not
+    # Fm-3m): a question that does not say its substance has the verified structure must not get the rock-salt answer.
+    spacegroup = library_skill("spglib_spacegroup_nacl", keep=("crystal_structure", "a")).model_copy(update={"independent_of": ["formula"]})
+    question = "What is the international space-group symbol of CsCl with a = 4.12 Å, as found by spglib? Return a string."
+    declines(spacegroup, question, "builds the rocksalt structure of its own substance; the question does not say its substance has it")
+    assert bind(spacegroup, question.replace("of CsCl", "of rock-salt KCl").replace("4.12", "6.29")).params == {"crystal_structure": "rocksalt", "a": 6.29}
+
+
+def test_an_element_named_inside_a_compounds_name_is_part_of_that_name():
+    from tests.skills.test_context import library_skill
+
+    fraction = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
+    query = "What fraction of the mass of lithium superoxide, LiO2, is oxygen, computed with pymatgen? Return a float between 0 and 1 rounded to 4 decimal places."
+    assert bind(fraction, query).params == {"formula": "LiO2", "element": "O"}  # "lithium" names LiO2's part, no element of its own

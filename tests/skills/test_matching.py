@@ -137,6 +137,7 @@ def test_plus_minus_five_per_cent_states_the_factors_095_and_105():
     assert bind(scan, asked).params["start"] == 0.95 and bind(scan, asked).params["stop"] == 1.05
     wider = bind(scan, asked.replace("±5 %", "±10%")).params
     assert (wider["start"], wider["stop"]) == (0.9, 1.1)
+    declines(scan, asked.replace("±5 %", "±150 %"), r"start must be above 0 \(got -0.5\)")  # the factors are checked like any value
 
 
 def test_plus_minus_restates_factors_the_verified_question_stated_as_constants():
