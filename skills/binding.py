@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, JsonValue
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
 from skills.context import framing_words, substance_names
+from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
 from skills.meaning import (
@@ -50,7 +51,7 @@ from skills.meaning import (
     uneven_repeat,
     unexplained_qualifiers,
 )  # fmt: skip
-from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem
+from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_before
 from skills.numeric import (
     bound_ranges,
     entry_pairs,
@@ -96,6 +97,11 @@ class Binding(BaseModel):
 def _source(question: str, mentions: list[Mention], name: str, prop: Parameter, kind: str) -> Mention | None:
     """The mention of the verified question that a parameter's default came from."""
     default = prop.default
+    if (kind == "number" or kind == "integer") and isinstance(default, (int, float)):
+        alike = [m for m in mentions if m.kind == "number" and m.number == float(default)]
+        cued = [m for m in alike if prop.cue and [stem(w) for w in words_before(question, m.start, 1)] == prop.cue[-1:]]
+        if len(alike) > 1 and len(cued) == 1:
+            return cued[0]  # "sigma = 1.0 Å, epsilon = 1.0 eV": epsilon's 1.0 is the one after "epsilon"
     for mention in mentions:
         if kind == "number" or kind == "integer":
             if mention.kind == "number" and isinstance(default, (int, float)) and mention.number == float(default):
@@ -132,6 +138,8 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     for name, prop in skill.parameters.properties.items():
         texts += [name.replace("_", " "), prop.description or ""]
     texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
+    texts.append(" ".join(_code_names(skill.code)))  # "MolLogP" written as the code writes it
+    texts.append(documented_words(skill.code))  # "The average molecular weight of the molecule": what Descriptors.MolWt computes
     return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
 
 

@@ -28,7 +28,8 @@ from skills.terms import GLOSSARY, MODIFIERS, written_acronyms
 
 __all__ = ["substance_names", "framing_words"]
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
 _ASKER = re.compile(r"^(?:I|I'm|I am|I've|I'd|We|We're|We are|We've|We'd|Our|My)\b")
 _PURPOSE = re.compile(r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)\s+(?:need|want|would like|'d like)\b")
 _HOW = frozenset(
@@ -51,10 +52,13 @@ def framing_words(query: str, asked: list[Mention]) -> set[str]:
     acronyms = written_acronyms(query)
     spans: list[tuple[int, str]] = []
     start = 0
-    sentences = []
+    sentences: list[tuple[int, str]] = []
     for piece in _SENTENCE.split(query):
         start = query.index(piece, start)
-        sentences.append((start, piece))
+        if sentences and _ABBREVIATION.search(sentences[-1][1]):  # "e.g. NaCl": one sentence
+            sentences[-1] = (sentences[-1][0], query[sentences[-1][0] : start + len(piece)])
+        else:
+            sentences.append((start, piece))
         start += len(piece)
     for position, sentence in sentences[:-1]:
         if _ASKER.match(sentence) and "?" not in sentence:

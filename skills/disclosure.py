@@ -35,7 +35,7 @@ from skills.documents import Provenance, Skill
 from skills.domain import parameter_kind
 from skills.parameter import KIND_WORDS, Parameter
 
-__all__ = ["from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view"]
+__all__ = ["from_starter_library", "shows_words_to", "describe", "parameter_text", "library_calls", "bare_code", "shared_view", "imported_names"]
 
 _RETURNS = {"float": "a number", "int": "an integer", "bool": "true or false", "str": "a text", "list": "a list", "any": "a value"}
 _BOUNDS = {"exclusiveMinimum": ">", "minimum": "≥", "exclusiveMaximum": "<", "maximum": "≤"}
@@ -88,7 +88,7 @@ def _parsed(code: str) -> list[ast.Module]:
     return trees
 
 
-def _imported(tree: ast.Module) -> dict[str, str]:
+def imported_names(tree: ast.Module) -> dict[str, str]:
     """Local name → the dotted module or object it was imported as, from every import of the code."""
     found: dict[str, str] = {}
     for node in ast.walk(tree):
@@ -115,7 +115,7 @@ def library_calls(code: str) -> list[str]:
     names, in order of first call."""
     calls: list[str] = []
     for tree in _parsed(code):
-        imported = _imported(tree)
+        imported = imported_names(tree)
         for node in ast.walk(tree):
             parts = _dotted(node.func) if isinstance(node, ast.Call) else None
             if not parts or parts[0] not in imported:

@@ -85,6 +85,7 @@ class Site:
     node: ast.expr
     value: Any
     keyword: str | None = None
+    nested: bool = False  # inside a list or tuple: the keyword names the container (``positions=[[0, 0, 0], [1.5, 0, 0]]``)
     call: str | None = None
     position: int | None = None
     arithmetic: bool = False  # an operand of arithmetic (the 2 of 2 * e, the 1/3 of a cube root): part of the formula
@@ -190,6 +191,8 @@ def _sites(tree: ast.Module) -> list[Site]:
                 break
             elif not isinstance(chain, (ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp)):
                 break
+            if isinstance(chain, (ast.List, ast.Tuple)) and site.keyword is None:
+                site.nested = True
             child, chain = chain, parents.get(id(chain))
         if site.keyword in _FORMAT_KEYWORDS or (site.call == "round" and site.position == 1):
             continue
@@ -348,6 +351,9 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
                 lifted.setdefault(mention.start, Lifted("", "structure", site.value, mention, question)).sites.append((site, None))
             continue
         direct = _pick(site.value, mentions)
+        if len(direct) > 1 and site.keyword:  # "sigma = 1.0 Å, epsilon = 1.0 eV": the keyword says which 1.0 it is
+            keyed = [m for m in direct if re.search(rf"\b{re.escape(site.keyword)}\s*[=:]?\s*$", question[: m.start], re.IGNORECASE)]
+            direct = keyed if len(keyed) == 1 else direct
         if len(direct) > 1 and max(b.start - a.end for a, b in itertools.pairwise(direct)) > 40:
             skipped.append(f"{site.value!r}: stated more than once, in different places")
             continue
@@ -394,7 +400,8 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
             taken.discard(base)
         if base is None:
             base = (
-                _identifier(site.keyword or "")
+                _identifier(_noun_before(entry) if site.nested else "")  # "from a starting distance of 1.5 Å", not positions
+                or _identifier(site.keyword or "")
                 or _identifier(_positional_name(site, aliases, signatures) or "")
                 or _identifier(_noun_after(entry))
                 or "value"
@@ -466,6 +473,15 @@ def _needs_signature(entry: Lifted, aliases: dict[str, str]) -> bool:
     if entry.kind in ("formula", "element", "smiles", "entries", "structure") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
         return False
     return site.position is not None and _call_target(site.call, aliases) is not None
+
+
+def _noun_before(entry: Lifted) -> str:
+    """The words that name a number just before it ("a starting distance of 1.5 Å" → starting_distance), else ''."""
+    before = re.search(r"\b([a-z]{3,})(?:\s+([a-z]{3,}))?\s+(?:of|=|is|at)\s*$", entry.question[: entry.mention.start])
+    if not before:
+        return ""
+    words = [w for w in before.groups() if w and w not in GENERIC_WORDS and w not in ("the", "and", "with", "from")]
+    return "_".join(words)
 
 
 def _noun_after(entry: Lifted) -> str:

@@ -153,14 +153,20 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     with a count variable ("E(N-1) - (N-1)/N E(N)") states no value."""
     variables = set(_COUNT_VARIABLE.findall(text))
     found = []
-    for m in re.finditer(r"[^\s'\"]+", text):
-        token, start = m.group(), m.start()
+    pieces = [
+        (m.start() + part.start(), part.group())
+        for m in re.finditer(r"[^\s'\"]+", text)
+        for part in re.finditer(r"(?:^|(?<=,))(?:[^,]|,(?![A-Za-z_]\w*=))+", m.group())  # "a=3.615,cubic=True)": two arguments
+    ]
+    for start, token in pieces:
         standalone = set(re.findall(r"(?<![A-Za-z])[A-Z](?![a-z(_])", token))
         if standalone and standalone <= variables and re.search(r"[-−+*/()]", token) and not re.search(r"[a-z]{2}", token):
             continue
         call = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*?)\)?[.,;]?", token)
         if call and _written_whole(_balanced(token.rstrip(".,;:!?"))):
             call = None  # Ca3(PO4)2, CC(C)O, "(SMILES OCC1OC(O)C1O)": a formula or a SMILES, not a call
+        if call and re.fullmatch(r"[A-Za-z_]\w*\s*=\s*[-+]?\d[\w.+-]*,?", call.group(2) or ""):
+            token, start, call = call.group(2).rstrip(","), start + call.start(2), None  # LennardJones(sigma=3.4, → sigma=3.4
         if call and re.fullmatch(r"[A-Za-z]", call.group(1)) and re.fullmatch(r"[VTPa-z]", call.group(2)):
             continue  # a function of a variable, "E(V)", "G(T)": no value stated
         if call and call.group(2) and (not _SMILES_CALL.search(call.group(2)) or is_formula(call.group(2).strip(",)"))):  # E(Li2S)
@@ -219,8 +225,14 @@ def _number(token: str, start: int, following: str | None) -> Mention | None:
     return Mention(token, start, "number", number=float(m.group().replace("\u2212", "-")), unit=unit, counted=noun)
 
 
+_HYDRATE = re.compile(r"(?P<salt>[A-Z][A-Za-z0-9()]*)[·•∙*](?P<count>\d*)(?P<water>[A-Z][A-Za-z0-9]*)")
+
+
 def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
     said_smiles = any(w.lower().startswith("smiles") for w in previous[-3:])
+    hydrate = _HYDRATE.fullmatch(token)
+    if hydrate and is_formula(hydrate["salt"]) and is_formula(hydrate["water"]):  # CuSO4·5H2O is CuSO4(H2O)5
+        return Mention(token, start, "formula", formula=f"{hydrate['salt']}({hydrate['water']}){hydrate['count']}")
     if is_formula(token) and not said_smiles:
         return Mention(token, start, "formula", formula=token, element=token if is_element(token) else None)
     chain = len(token) >= 3 and re.fullmatch(r"[CNOS]+", token) is not None and "C" in token  # CCO, CCCCCC
@@ -233,7 +245,7 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
 
 def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Chemical names: the longest run of up to three lowercase words the name database knows."""
-    words = [(m.start(), m.group()) for m in re.finditer(r"\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(-])", text)]
+    words = [(m.start(), m.group()) for m in re.finditer(r"(?<!/)\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(/-])", text)]
     found: list[Mention] = []
     i = 0
     while i < len(words):
@@ -293,6 +305,8 @@ def find_mentions(text: str) -> list[Mention]:
             continue
         following = tokens[index + 1][1] if index + 1 < len(tokens) else None
         mention = _number(token, start, following)
+        if mention is not None and re.match(r"\s*[*×·]?\s*E\(", text[start + len(token) :]):
+            mention = None  # the 2 of "2 E(H) + E(O) - E(H2O)": a count of atoms in how the answer is formed, no value
         if mention is None and not (after_number and _unit(token)) and not _quantity_symbol(token, tokens[index + 1 : index + 3]):
             mention = _chemical(token, start, previous)
         if mention is None and token in WORD_LIKE_SYMBOLS and len(token) == 2 and re.search(r"[^\s.!?:]\s*$", text[:start]):

@@ -37,7 +37,7 @@ def units_differ(asked: str | None, given: str | None) -> bool:
 
 
 def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_words: frozenset[str] = frozenset()) -> float:
-    """How strongly the question ties a number to a parameter: 3 by name, 2 by the verified question's words (more the
+    """How strongly the question ties a number to a parameter: 3.5 by ``name =`` right before it, 3 by name, 2 by the verified question's words (more the
     nearer they stand: "cutoff 10.0 Å, starting 1.5 Å apart" ties 1.5 to the start), 1 by unit.
 
     The verified question's words around the value count only when they describe it: not weak words,
@@ -46,6 +46,8 @@ def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_wor
     if units_differ(mention.unit, prop.unit) and converted(1.0, mention.unit, prop.unit) is None:
         return 0  # 300 K is never an fmax in eV/Å, whatever the words around it (0.352 nm may be a length in Å)
     before = query[: mention.start]
+    if re.search(rf"(?<![\w/]){re.escape(name)}\s*[=:]\s*$", before, re.IGNORECASE if len(name) > 2 else 0):
+        return 3.5  # "sigma=2.0, epsilon=0.5": named right before it, more than a name a few words back
     if len(name) <= 2:
         joined = r"\s*(?:=|:|\s(?:is|of)\s)\s*" if name.lower() in ("a", "i") else r"\s*(?:=|:|is|of)?\s*"  # "in a 3x3x3" is an article
         if re.search(rf"(?<![\w/]){re.escape(name)}{joined}$", before):  # "c/a = 1.624" is no a

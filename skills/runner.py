@@ -15,7 +15,7 @@ from skills.documents import Skill
 from skills.domain import domain_refusal
 from skills.params import params_text
 
-__all__ = ["skill_script", "run_skill_code", "run_skill", "run_skill_code_many"]
+__all__ = ["skill_script", "run_skill_code", "run_skill", "run_skill_code_many", "SLOWER", "FLOOR_S"]
 
 _CALL = """
 import json as _json, types as _types
@@ -25,17 +25,42 @@ print(_json.dumps(_skill.run(**_json.loads({params!r}))))
 """
 
 _MANY = """
-import json as _json, types as _types
+import json as _json, signal as _signal, time as _time, types as _types
 _skill = _types.ModuleType("skill")
 exec(compile({code!r}, "skill.py", "exec"), _skill.__dict__)
-_results = []
-for _params in _json.loads({sets!r}):
+
+
+class _Slow(Exception):
+    pass
+
+
+def _stop(_signum, _frame):
+    raise _Slow()
+
+
+_signal.signal(_signal.SIGALRM, _stop)
+_results, _limit = [], 0.0
+for _index, _params in enumerate(_json.loads({sets!r})):
+    _started = _time.monotonic()
+    if _index:  # each other set may take {slower:g}x the first one's time (at least {floor:g} s): an endless loop is one set's failure
+        _signal.setitimer(_signal.ITIMER_REAL, _limit)
     try:
         _results.append({{"ok": True, "answer": _skill.run(**_params)}})
+    except _Slow:
+        _results.append({{"ok": False, "error": "stopped after " + format(_limit, ".3g") + " s (the first set took " + format(_first, ".3g") + " s)"}})
     except Exception as _exc:  # one failing parameter set does not stop the others
         _results.append({{"ok": False, "error": (type(_exc).__name__ + ": " + str(_exc))[:300]}})
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    if not _index:
+        _first = _time.monotonic() - _started
+        _limit = max({floor}, {slower} * _first)
 print(_json.dumps(_results, default=str))
 """
+SLOWER, FLOOR_S = 10.0, 5.0
+"""In ``run_skill_code_many``, a parameter set after the first may take ``SLOWER`` times the first one's time, and at least
+``FLOOR_S`` seconds: a value that sends the code into an endless loop (two atoms started on top of each other) fails
+alone instead of the whole run."""
 
 
 def skill_script(code: str, params: dict[str, Any]) -> str:
@@ -86,11 +111,12 @@ def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: 
 def run_skill_code_many(
     code: str, packages: list[str], param_sets: list[dict[str, Any]], settings: Settings, name: str
 ) -> tuple[ExecutionResult, list[dict[str, Any]]]:
-    """Execute ``run(**params)`` for each set in one sandbox run; each row is ``{"ok", "answer"}`` or ``{"ok": False, "error"}``."""
+    """Execute ``run(**params)`` for each set in one sandbox run; each row is ``{"ok", "answer"}`` or ``{"ok": False, "error"}``
+    (a set after the first that runs ``SLOWER`` times as long as the first is stopped: that set's error)."""
     missing = missing_packages(packages)
     if missing:
         return ExecutionResult(exit_code=None, error=f"the skill needs packages that are not installed: {', '.join(missing)}"), []
-    script = _MANY.format(code=code, sets=json.dumps(param_sets))
+    script = _MANY.format(code=code, sets=json.dumps(param_sets), slower=SLOWER, floor=FLOOR_S)
     execution = run_code(script, settings.run_root(), SandboxLimits.from_settings(settings), name)
     rows = execution.answer if execution.ok and isinstance(execution.answer, list) else []
     return execution, [row for row in rows if isinstance(row, dict)]

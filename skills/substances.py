@@ -78,7 +78,8 @@ def group_value(group: list[Mention], kind: str) -> str | None:
     values = [value_of(m, kind) for m in group]
     if any(v is None for v in values):
         return None
-    written = next((m.text for m in group if m.kind in ("formula", "smiles") and value_of(m, kind) is not None), None)
+    written = next((m.text for m in group if m.kind in ("formula", "smiles") and value_of(m, kind) is not None and m.text == m.formula), None)
+    written = written or next((m.text for m in group if m.kind == "smiles" and value_of(m, kind) is not None), None)
     return written or values[0]
 
 

@@ -78,6 +78,7 @@ GLOSSARY = {
     "ehull": "energy above hull",
     "vdw": "van der waals",
     "ro5": "rule of five",
+    "ops": "operations",
 }
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
@@ -148,8 +149,9 @@ _ASKING = (
     r"|compute|calculate|determine|estimate|find|give|report|predict|evaluate|obtain|need|want|work\s+out|count"
 )
 _QUANTITY = re.compile(
-    rf"\b(?:{_ASKING})\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+|its\s+)?(?P<q>(?:[A-Za-z][\w'-]*\s+){{0,4}}?[A-Za-z][\w-]*)"
-    r"(?=\s*\(|\s*[,?.:;]|\s+(?:of|for|in|does|do|is|are|at|with|from|between|using|by|according|after|when|if|that|via|on)\b)",
+    rf"\b(?:{_ASKING})\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+|its\s+)?(?!to\b)(?P<q>(?:[A-Za-z][\w'-]*\s+){{0,4}}?[A-Za-z][\w-]*)"
+    r"(?=\s*\(|\s*[,?.:;]|\s+(?:of|for|in|does|do|is|are|at|with|from|between|using|by|according|after|when|if|that|via|on"
+    r"|the|an?|comes?|gives?|results?|remains?|survives?|returns?|yields?|has|have|was|were|will|would|can|could|should)\b)",
     re.IGNORECASE,
 )
 

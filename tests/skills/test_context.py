@@ -97,3 +97,10 @@ def test_a_skill_of_a_substance_alone_answers_through_framing_words(library, que
 def test_framing_that_hides_another_computation_still_declines(library, query, reason):
     with pytest.raises(BindingDeclined, match=reason):
         bind(library_skill(library), query)
+
+
+def test_a_framing_sentence_ends_at_its_full_stop_whatever_follows_but_not_at_an_abbreviation():
+    query = "We're looking at cuprite films. pymatgen Composition('Cu2O').oxi_state_guesses(): what is the Cu oxidation state? Return an integer."
+    assert "cuprite" in framing_words(query, find_mentions(query))
+    glued = "We use, e.g. the monoisotopic masses. What is the mass of caffeine?"  # one sentence, and it says how
+    assert framing_words(glued, find_mentions(glued)) == set()

@@ -176,3 +176,15 @@ def test_a_value_in_a_dict_is_named_by_its_key_unless_the_key_names_a_module_a_b
     draft = lift_script(script, ["Relax with fmax 0.03 eV/Å, a spacing of 3.5 Å and an iron moment of 2.2 μB: the sum?"])
     names = set(draft.parameters)
     assert "fmax" in names and not names & {"io", "Fe", "fe"}, names
+
+
+def test_a_number_stated_twice_is_lifted_where_its_keyword_names_it_and_a_value_inside_a_list_is_named_from_the_question():
+    import json
+    from pathlib import Path
+
+    from skills.lifting import lift_script
+
+    task = json.loads((Path(__file__).resolve().parents[2] / "skills/library/ase_lj_dimer_distance.json").read_text())
+    draft = lift_script(task["solution_code_or_process"], [task["user_query"]["1"]])
+    assert list(draft.parameters) == ["sigma", "epsilon", "rc", "fmax", "starting_distance"]  # not "positions" for 1.5
+    assert "LennardJones(sigma=sigma, epsilon=epsilon, rc=rc)" in draft.code and "[starting_distance, 0, 0]" in draft.code

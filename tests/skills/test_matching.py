@@ -189,7 +189,7 @@ def test_what_is_asked_must_be_what_the_skill_computes_however_ordinary_the_word
         # a range goes to the two ends the verified question stated as one
         (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "crystal_structure": "fcc", "start": 4.0, "stop": 4.2, "num": 11}),
         # the nearest of the verified words decides: the cutoff is 10.0, the start 1.5
-        (LJ_DIMER, "Relax a Lennard-Jones dimer in ASE (sigma = 1.0 Å, epsilon = 1.0 eV, cutoff 10.0 Å) starting 1.5 Å apart, down to fmax = 1e-5 eV/Å: what separation (unit: Å) do you end up with?", {"rc": 10.0, "fmax": 1e-05, "positions": 1.5}),
+        (LJ_DIMER, "Relax a Lennard-Jones dimer in ASE (sigma = 1.0 Å, epsilon = 1.0 eV, cutoff 10.0 Å) starting 1.5 Å apart, down to fmax = 1e-5 eV/Å: what separation (unit: Å) do you end up with?", {"sigma": 1.0, "epsilon": 1.0, "rc": 10.0, "fmax": 1e-05, "starting_distance": 1.5}),
         # the question states the same numbers as the verified one, in the same places
         (FRAGMENTS, "Count the total number of molecular fragments for Nc1ccccc1CO using RDKit with fragment path lengths 1 to 6 and RDKit's default functional groups file. Return an integer.", {"value_2": 6, "smiles": "Nc1ccccc1CO"}),
     ],
@@ -489,10 +489,9 @@ def test_what_an_attack_on_units_and_tautomers_found_declines():
         with pytest.raises(BindingDeclined, match="without a unit"):
             bind(hexagonal, volume.format(mixed))
     dimer = library_skill("ase_lj_dimer_distance")
-    with pytest.raises(BindingDeclined, match="sigma to 1.0 nm"):
-        bind(dimer, dimer.provenance.query.replace("sigma = 1.0 Å", "sigma = 1.0 nm"))
-    with pytest.raises(BindingDeclined):  # a third 1.0 is no restatement of sigma's or epsilon's: the cutoff is not left at 10
-        bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 1.0"))
+    assert bind(dimer, dimer.provenance.query.replace("sigma = 1.0 Å", "sigma = 1.0 nm")).params["sigma"] == 10.0  # a parameter: in Å
+    third = bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 1.0")).params  # a third 1.0: the cutoff's own
+    assert (third["sigma"], third["epsilon"], third["rc"]) == (1.0, 1.0, 1.0)
     assert bind(dimer, dimer.provenance.query.replace("cutoff of 10.0 Å", "cutoff of 6.0 Å")).params["rc"] == 6.0
     with pytest.raises(BindingDeclined, match="pounds per cubic inch"):
         bind(ROCKSALT, "Density of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen, in pounds per cubic inch?")

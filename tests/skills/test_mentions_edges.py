@@ -179,3 +179,14 @@ def test_words_joined_by_an_underscore_are_read_as_one_term():
     from skills.mentions import question_words
 
     assert ("hull", "above", False) in question_words("What is the E_above_hull of LiO2?")
+
+
+def test_code_written_in_a_question_states_its_keyword_values_and_a_hydrate_is_one_formula():
+    from skills.mentions import find_mentions
+
+    numbers = [m.number for m in find_mentions("ASE LennardJones(sigma=3.4, epsilon=0.0104, rc=10.0) on bulk('Cu','fcc',a=3.615,cubic=True)") if m.kind == "number"]
+    assert numbers == [3.4, 0.0104, 10.0, 3.615]
+    assert [(m.text, m.formula) for m in find_mentions("the molar mass of CuSO4·5H2O")] == [("CuSO4·5H2O", "CuSO4(H2O)5")]
+    assert [m.text for m in find_mentions("2 E(H) + E(O) - E(H2O), relaxed")] == ["H", "O", "H2O"]  # a count of atoms, no value
+    assert [m.text for m in find_mentions("the octanol/water partition coefficient of naproxen")] == ["naproxen"]
+    assert [m.text for m in find_mentions("N,N-dimethylformamide and 1,3-butadiene")] == ["dimethylformamide", "butadiene"]

@@ -72,3 +72,13 @@ def test_the_compound_asked_about_is_a_parameter_beside_the_list():
     assert bind(EHULL, query).params["formula"] == "LiO2"
     with pytest.raises(BindingDeclined, match="not one of the entries"):
         bind(EHULL, query.replace("lithium superoxide, LiO2", "LiO3"))
+
+
+def test_a_name_written_right_before_a_number_ties_it_more_than_a_name_a_few_words_back():
+    from skills.binding import bind
+    from tests.skills.test_context import library_skill
+
+    dimer = library_skill("ase_lj_dimer_distance")
+    query = "LJ dimer, sigma=2.0, epsilon=0.5, rc=10.0 (ase.calculators.lj.LennardJones), initial separation 2.5 Å, BFGS fmax=1e-5 -> relaxed distance in Å? float, round to 4 dp"
+    params = bind(dimer, query).params
+    assert (params["sigma"], params["epsilon"], params["rc"]) == (2.0, 0.5, 10.0)

@@ -66,3 +66,12 @@ def test_values_outside_the_skills_domain_are_refused_before_anything_runs_here_
     [refused], [answered] = list(refused), list(answered)
     assert not refused.ok and "OutsideDomain: lifted-v1 was not verified for a=5.64, formula=CaF2: the skill uses" in refused.error
     assert answered.ok and answered.document["output"] == rocksalt_density("K", "Cl", 6.29)
+
+
+def test_a_parameter_set_that_never_finishes_fails_alone_and_the_others_answer(workspace, monkeypatch):
+    # Two atoms started on top of each other send a relaxation into an endless loop: that one set fails, not the whole run.
+    monkeypatch.setattr(runner, "FLOOR_S", 1.0)
+    code = "import time\ndef run(x: float = 1.0) -> float:\n    while x == 0:\n        time.sleep(0.01)\n    return 2 * x\n"
+    execution, rows = runner.run_skill_code_many(code, [], [{}, {"x": 0.0}, {"x": 3.0}], get_settings(), "endless")
+    assert execution.ok and [row["ok"] for row in rows] == [True, False, True]
+    assert rows[2]["answer"] == 6.0 and rows[1]["error"].startswith("stopped after 1 s")

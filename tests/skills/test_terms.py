@@ -62,3 +62,12 @@ def test_a_skill_does_not_explain_a_word_it_was_not_verified_on(vocabulary, word
 )
 def test_what_a_question_asks_for_is_read(query, quantity):
     assert asked_quantity(query) == quantity
+
+
+def test_what_a_question_asks_for_stops_at_its_verb_and_never_starts_with_to():
+    from skills.terms import asked_quantity
+
+    assert asked_quantity("JSON round trip of CaF2: what reduced formula comes back? Return a string.") == ["reduced", "formula"]
+    assert asked_quantity("I want the number the cheap potential gives.") == ["number"]
+    assert asked_quantity("I want to confirm the composition survives.") == []
+    assert asked_quantity("What is the molar volume of NaCl?") == ["molar", "volume"]
