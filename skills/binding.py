@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
-from skills.context import framing_words, substance_names
+from skills.context import aside_words, framing_words, substance_names
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
@@ -51,7 +51,7 @@ from skills.meaning import (
     uneven_repeat,
     unexplained_qualifiers,
 )  # fmt: skip
-from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_before
+from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
 from skills.numeric import (
     bound_ranges,
     entry_pairs,
@@ -286,8 +286,13 @@ def bind(skill: Skill, query: str) -> Binding:
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
-    if any(_REPEAT.fullmatch(m.text) for m in asked):  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat
-        fresh = [m for m in fresh if m.counted != "atom"]
+    repeats = [m for m in asked if _REPEAT.fullmatch(m.text)]
+    if repeats:  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat ("3 atoms removed" does not)
+        product = math.prod(int(n) for n in re.findall(r"\d+", repeats[0].text))
+        counts = {m.number for m in asked if m.counted == "atom"}
+        fresh = [
+            m for m in fresh if not (m.counted == "atom" and m.number and (m.number == 1 or m.number % product == 0 or m.number * product in counts))
+        ]  # fmt: skip
 
     differs = _answer_differs(skill, query)
     if differs:
@@ -300,6 +305,7 @@ def bind(skill: Skill, query: str) -> Binding:
     substance_only = not structure_params and not structures(verified)  # no word of the question can change a structure
     framing = substance_names(query, asked) | framing_words(query, asked) if substance_only else set()
     unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
+    unexplained += [w for _, w in aside_words(query, asked) if w not in framing and not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
@@ -312,6 +318,12 @@ def bind(skill: Skill, query: str) -> Binding:
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)
+    differs = _code_differs(skill.code, query, asked) or _other_pair(verified_texts, query, vocabulary)
+    if differs:
+        raise BindingDeclined(differs)
+    compared = _comparisons(verified)
+    if compared and not _comparisons(query) <= compared:  # "MolWt >= 500", or criteria joined by "or", for "at most 500" and "and"
+        raise BindingDeclined(f"the question compares otherwise ({', '.join(sorted(_comparisons(query) - compared))}) than the verified question")
     twice = restated(context, asked, known)
     if twice:
         raise BindingDeclined(twice)
@@ -350,7 +362,10 @@ def bind(skill: Skill, query: str) -> Binding:
         )
     if free is not None and (whole := whole_of(free, asked)) is not None:  # "how many of its sites are chlorine", of NaCl's sites
         raise BindingDeclined(f"the question singles out {free[0].text!r} of {whole.text}, which this skill does not take apart")
-    _bind_numbers(binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables)
+    _bind_numbers(
+        binding, properties, kinds, query, verified, asked, known, sources, [m for m in fresh if m.kind == "number"], context, skill.tunables,
+        skill.code,
+    )  # fmt: skip
     pair = range_pair(verified, known, sources)
     if pair is not None and sum(name in binding.params for name in pair) == 1:  # "a path length of exactly 3" for "lengths 1 to 6"
         raise BindingDeclined(f"the question states one value where this skill takes a range ({pair[0]} to {pair[1]})")
@@ -458,7 +473,7 @@ def _other_substances(free: list[Mention] | None, binding: Binding, properties: 
 def _bind_numbers(
     binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], query: str, verified: str,
     asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
-    tunables: list[str],
+    tunables: list[str], code: str = "",
 ) -> None:  # fmt: skip
     """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``).
 
@@ -481,7 +496,17 @@ def _bind_numbers(
     ranged = bound_ranges(verified, known, sources, query, numbers)
     partners = entry_partners(verified, known, sources, numeric)
     other_unit, unitless = "", []  # a value in another unit than its parameter's, and values given without one
+    code_names = {n.lower() for n in _code_names(code)}
     for mention in numbers:
+        times = re.match(r"\s*(?:[*×·]\s*)?([A-Za-zσεα-ω_]+)\b", query[mention.end :])
+        multiple_of = properties.get(times.group(1)) if times and len(times.group(1)) > 1 else None
+        of_length = multiple_of is not None and bool(multiple_of.unit) and not mention.unit and not _REPEAT.fullmatch(mention.text)
+        if times and (of_length or re.fullmatch(r"[σε]", times.group(1))):
+            # "rc = 1.2 sigma", "1.2σ": a multiple of another parameter, not a value
+            raise BindingDeclined(f"the question states {mention.text} {times.group(1)}, a multiple of another parameter")
+        assigned = re.search(r"(?<![\w/.])([A-Za-z_]\w{0,11})\s*=\s*$", query[: mention.start])
+        if assigned and not _takes(assigned.group(1), properties, code_names):  # "b = 5.211 Å" for a skill of a and c
+            raise BindingDeclined(f"the question sets {assigned.group(1)} = {mention.text}, which this skill does not take")
         strengths = {name: ties(query, mention, name, properties[name], substance_words) for name in numeric}
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
             unit = properties[ranged[mention.start]].unit  # "from 350 to 370 pm" never sets a range in Å
@@ -506,7 +531,7 @@ def _bind_numbers(
         if best <= 1 and len(restating) == 1:
             tied = restating  # "within 3 Å" for the verified 3.0 cutoff, beside a lattice constant in Å: the value it restates
         if not tied:  # "MW ≤ 500" for the verified "molecular weight at most 500": its one parameter of that value, restated
-            tied = _restated_default(mention, asked, properties, sources, binding)
+            tied = _restated_default(mention, query, verified, asked, known, properties, sources, binding)
         if not tied:
             unit = f" {mention.unit}" if mention.unit and mention.unit not in mention.text else ""
             raise BindingDeclined(f"the question states {mention.text}{unit}, which no parameter of this skill takes")
@@ -527,8 +552,9 @@ def _bind_numbers(
             unitless.append(mention)
         if name in binding.params:
             said = binding.params[name]
-            if isinstance(said, (int, float)) and math.isclose(float(said), number, rel_tol=1e-9):
-                continue  # "a = 3.61 Å ... bulk('Cu', 'fcc', a=3.61)": the same value said twice
+            in_code = re.search(r"\w\([^()]*$", query[: mention.start]) is not None
+            if isinstance(said, (int, float)) and math.isclose(float(said), number, rel_tol=1e-9) and strengths[name] >= 3 and in_code:
+                continue  # "a = 3.61 Å ... bulk('Cu', 'fcc', a=3.61)": the same value said again, by its name, in the code
             raise BindingDeclined(f"the question gives two values for {name}: {binding.params[name]} and {mention.text}")
         if other_unit and unitless:  # "a = 0.3209 and c = 0.5211 nm": is 0.3209 in nm or in Å?
             raise BindingDeclined(f"the question gives a value in {other_unit} and {unitless[0].text} without a unit: which unit is it in?")
@@ -592,6 +618,57 @@ def _counts_alike(mention: Mention, source: Mention | None) -> bool:
     return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
 
 
+def _takes(name: str, properties: Mapping[str, Parameter], code_names: set[str]) -> bool:
+    """Whether a name the question assigns a value to is one the skill has: a parameter, a name its code uses, or a
+    parameter written with a trailing 0 ("a0" for a)."""
+    return name in properties or name.lower() in code_names or name.rstrip("0") in properties or len(name) > 12
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Words joined by a slash or hyphen ("octanol-water", "air/water"), lowercase, longer than two letters."""
+    return {(a.lower(), b.lower()) for a, b in re.findall(r"\b([A-Za-z]{3,})[/-]([A-Za-z]{3,})\b", text)}
+
+
+def _other_pair(verified_texts: list[str], query: str, vocabulary: frozenset[str]) -> str | None:
+    """Why a pair the question names is not the verified one it resembles ("air/water" for the verified "octanol-water"
+    partition: a word the skill does not explain; "water/octanol": the pair reversed), or None."""
+    verified = set().union(*(_pairs(t) for t in verified_texts))
+    for pair in _pairs(query) - verified:
+        alike = [v for v in verified if set(v) & set(pair)]
+        if alike and ((pair[1], pair[0]) in verified or not all(explains(vocabulary, w) for w in pair)):
+            return f"the question names {'/'.join(pair)}; the skill was verified on {'-'.join(alike[0])}"
+    return None
+
+
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(([^()]*)\)")
+_LITERAL_KEYWORD = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:True|False|None|'[^']*'|\"[^\"]*\"|[-+]?\d[\d.eE+-]*)")
+
+
+def _code_differs(code: str, query: str, asked: list[Mention]) -> str | None:
+    """Why code the question writes is not the skill's: a call of the same function without a keyword the skill's code
+    sets to a constant (``bulk('Si', 'diamond', a=5.431)`` for ``bulk(..., cubic=True)``), a keyword the code sets to
+    another truth value, or numbers in a call that no value was read from (``.repeat((2, 2, 2))``); else None."""
+    flat = re.sub(r"\s+", "", code)
+    for keyword, value in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*=\s*(True|False)\b", query):  # "cubic=False", "smooth=True"
+        if f"{keyword}={value}" not in flat:
+            return f"the question sets {keyword}={value}, which this skill's code does not"
+    written = {call.group(1).split(".")[-1]: call for call in _CALL.finditer(query)}
+    for name, call in written.items():
+        for in_code in _CALL.finditer(code):
+            if in_code.group(1).split(".")[-1] != name:
+                continue
+            missing = {k for k in _LITERAL_KEYWORD.findall(in_code.group(2))} - set(re.findall(r"\b([A-Za-z_]\w*)\s*=", call.group(2)))
+            if missing:
+                return f"the question calls {name}() without {', '.join(sorted(missing))}, which the skill's code sets"
+    for call in re.finditer(r"\([^()]*\)", query):
+        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", call.group())
+        literal = re.search(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.])", unquoted)  # a number, not the 1 of N-1 nor the 3 of 'Fm-3m'
+        inside = [m for m in asked if m.start < call.end() and m.end > call.start()]
+        if literal and not inside and re.search(r"\w\($|\(\($", query[: call.start() + 1]):
+            return f"the question writes {call.group()} in code, and no value of it is read"
+    return None
+
+
 def _alike_substances(free: Mention, known: list[Mention]) -> bool:
     """Whether a substance the answer was shown not to depend on has as many elements as the verified question's (indium
     for magnesium: a structure of one element either way, only the label differs; silicon for NaCl: not alike)."""
@@ -599,16 +676,35 @@ def _alike_substances(free: Mention, known: list[Mention]) -> bool:
     return bool(verified) and free.formula is not None and len(formula_elements(free.formula)) == len(formula_elements(verified[0]))
 
 
+_AT_MOST = re.compile(r"<=|≤|(?<![-=])<(?!-)|\bat most\b|\bno more than\b|\bnot more than\b|\bless than\b|\bbelow\b|\bunder\b")
+_AT_LEAST = re.compile(r">=|≥|(?<![-=])>(?![-=])|\bat least\b|\bno less than\b|\bmore than\b|\bgreater than\b|\babove\b|\bexceed")
+_EITHER = re.compile(r"\b(?:true|yes)\s+or\s+(?:false|no)\b", re.IGNORECASE)
+
+
+def _comparisons(text: str) -> set[str]:
+    """The comparisons a text makes ("at most", "≥"), and whether it joins criteria with "or" (not "true or false")."""
+    found = {"at most"} if _AT_MOST.search(text) else set()
+    found |= {"at least"} if _AT_LEAST.search(text) else set()
+    return found | ({"or"} if re.search(r"\bor\b", _EITHER.sub("", text), re.IGNORECASE) else set())
+
+
 def _restated_default(
-    mention: Mention, asked: list[Mention], properties: Mapping[str, Parameter], sources: dict[str, Mention | None], binding: Binding
-) -> list[str]:
-    """The one parameter whose verified value the question restates in other words: written as the verified question wrote it,
-    said as often, and no other parameter of that value (``[]`` where not so)."""
+    mention: Mention, query: str, verified: str, asked: list[Mention], known: list[Mention], properties: Mapping[str, Parameter],
+    sources: dict[str, Mention | None], binding: Binding,
+) -> list[str]:  # fmt: skip
+    """The one parameter whose verified value the question restates in other words ("MW ≤ 500" for "molecular weight at
+    most 500"), or ``[]``. Only where the question states the verified question's numbers, each as often and no other, and
+    compares as it did: "MolLogP <= 10" is no restatement of the acceptors' 10, nor "≥ 500" of "at most 500"."""
     same = [name for name, prop in properties.items() if _is_default(prop, mention.number) and name not in binding.params]
     if len(same) != 1 or (source := sources.get(same[0])) is None or source.text != mention.text:
         return []
-    said = sum(a.kind == "number" and a.text == mention.text for a in asked)
-    return same if said == 1 else []
+    if not _comparisons(query) <= _comparisons(verified):
+        return []
+    numbers = sorted(m.number for m in asked if m.kind == "number" and m.number is not None)
+    if numbers == sorted(m.number for m in known if m.kind == "number" and m.number is not None):
+        return same
+    counted = {w for w in words_after(query, mention.end, 3) if len(w) > 3} & {w for w in words_after(verified, source.end, 4) if len(w) > 3}
+    return same if counted else []  # "11 lattice constants" for "11 evenly spaced lattice constants": what it counts, said
 
 
 def _is_default(prop: Parameter, number: float | None) -> bool:

@@ -5,8 +5,9 @@ whose rare words only name that substance otherwise or tell why it is asked:
 
 - ``substance_names``: a word the name database resolves to the very formula the question gives ("spinel" beside
   MgAl2O4, "periclase" beside MgO), and the words of a short aside right after a formula ("LiFePO4 (the olivine cathode)");
-- ``framing_words``: the words of a sentence of the asker's own ("We're triaging statins for oral bioavailability.",
-  "I'm filtering a set of antidiabetics.") or of a purpose before the request ("For a fertiliser spec sheet I need …"),
+- ``framing_words``: the words of a sentence telling what the asker is doing ("We're triaging statins for oral
+  bioavailability.", "I'm filtering a set of antidiabetics.") or of a purpose before the request ("For a fertiliser spec
+  sheet I need …"),
   where that text states no value, asks nothing and says nothing of how to compute (no "with", "using", "only", …).
 
 Neither ever covers a word that can change what is computed: a modifier ("average", "exact"), a word shaped like an
@@ -23,28 +24,57 @@ from __future__ import annotations
 import re
 
 from skills.chemistry import resolve_name, same_formula
-from skills.mentions import Mention
+from skills.mentions import Mention, stem
 from skills.terms import GLOSSARY, MODIFIERS, written_acronyms
+from skills.units import unit_spans
 
-__all__ = ["substance_names", "framing_words"]
+__all__ = ["substance_names", "framing_words", "aside_words"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
-_ASKER = re.compile(r"^(?:I|I'm|I am|I've|I'd|We|We're|We are|We've|We'd|Our|My)\b")
+_ASKER = re.compile(r"^(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?[\w-]+ing\b")  # the asker's activity: "We're triaging …"
 _PURPOSE = re.compile(r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)\s+(?:need|want|would like|'d like)\b")
 _HOW = frozenset(
-    "with using use used uses via by per assume assuming consider considering include including exclude excluding ignore "
-    "ignoring only count counting treat treating take taking compute computed computing calculate calculated calculating "
-    "report reports reported method model potential functional basis level theory approximation correction convention "
-    "instead rather not no without except".split()
+    stem(w)
+    for w in (
+        "with using use via by per assume consider include exclude ignore only count treat take compute calculate report "
+        "method model potential functional basis level theory approximation correction convention instead rather not no "
+        "without except add skip drop omit leave remove strip turn apply allow merge keep off out after cutoff threshold limit"
+    ).split()
 )
-"""Words that say how to compute: a sentence holding one is no framing, whatever else it says."""
-_ADJECTIVE = re.compile(r"(?:ic|ical|al|ive|ous|ed|ary|ar)$")
+"""Words (stemmed) that say how to compute or what to count: a text holding one is no framing, whatever else it says."""
+_ADJECTIVE = re.compile(r"(?:ic|ical|al|ive|ous|ed|ary|ar|ly)$")
 
 
-def _frames(word: str, acronyms: set[str]) -> bool:
-    """Whether ``word`` of a framing text can be passed over: never a modifier, adjective-shaped word, acronym or abbreviation."""
-    return word not in MODIFIERS and word not in acronyms and word not in GLOSSARY and not _ADJECTIVE.search(word)
+def _says_how(word: str) -> bool:
+    """Whether ``word`` (lowercase) is one of ``_HOW`` in any inflection ("adds", "skipped", "counting")."""
+    forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
+    forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}  # skipped, adding, excluding
+    return not forms.isdisjoint(_HOW)
+_QUANTITY_WORDS = frozenset(
+    stem(w)
+    for w in "mass weight mole molar fraction percent percentage volume density energy charge ratio amount number count content "
+    "concentration isotope ion peak spectrum".split()
+)
+"""Words naming a quantity: a framing text that names one may be asking for another, so they are never passed over."""
+_SUBSTANCE_SHAPED = re.compile(
+    r"(?:hydrate|mer|mers|cycle|cycles|ate|ates|ite|ites|ide|ides|ol|ols|ine|ines|ane|ene|yne|ium)$"
+    r"|^(?:isotop|deuter|enrich|electroneg|pauling)"
+)
+"""Words shaped like a substance or a class of them (dihydrate, dimer, heterocycles, manganate, thiols, hydrogens) or like
+a property of what is computed (isotopic, deuterated, electronegativity): never passed over as framing."""
+
+
+def _frames(word: str, acronyms: set[str], written: str = "", named: bool = False) -> bool:
+    """Whether ``word`` of a framing text can be passed over: never a modifier, adjective- or substance-shaped word, acronym,
+    abbreviation, a name the name database knows, or a word written like code (``NOCount``)."""
+    if word in MODIFIERS or word in acronyms or word in GLOSSARY or _ADJECTIVE.search(word) or _SUBSTANCE_SHAPED.search(word):
+        return False
+    if stem(word) in _QUANTITY_WORDS:
+        return False
+    if re.search(r"[a-z][A-Z]|[A-Z]{2,}|\d|_", written):  # NOCount, NHOHCount, use_pauling_test
+        return False
+    return named or resolve_name(word) is None
 
 
 def framing_words(query: str, asked: list[Mention]) -> set[str]:
@@ -69,11 +99,12 @@ def framing_words(query: str, asked: list[Mention]) -> set[str]:
             spans.append((position + purpose.start("purpose"), purpose.group("purpose")))
     found: set[str] = set()
     for position, text in spans:
-        words = [w.lower().removesuffix("'s").strip("'") for w in re.findall(r"[A-Za-z][A-Za-z']*", text)]
+        written = [w.removesuffix("'s").strip("'") for w in re.findall(r"[A-Za-z][A-Za-z0-9_']*", text)]
+        words = [w.lower() for w in written]
         holds_value = any(position <= m.start < position + len(text) for m in asked)
-        if holds_value or any(w in _HOW for w in words):
+        if holds_value or any(_says_how(w) for w in words):
             continue
-        found |= {w for w in words if _frames(w, acronyms)}
+        found |= {w for w, as_written in zip(words, written, strict=True) if _frames(w, acronyms, as_written)}
     return found
 
 
@@ -87,11 +118,34 @@ def substance_names(query: str, asked: list[Mention]) -> set[str]:
     for mention in (m for m in asked if m.kind == "formula" and m.formula):
         aside = re.match(r"\s*\(([A-Za-z][A-Za-z\s-]{0,40})\)", query[mention.end :])  # "LiFePO4 (the olivine cathode)"
         if aside and len(aside.group(1).split()) <= 4:
-            found |= {w.lower() for w in re.findall(r"[A-Za-z]+", aside.group(1)) if _frames(w.lower(), acronyms) and w.lower() not in _HOW}
+            written = re.findall(r"[A-Za-z]+", aside.group(1))
+            if all(_frames(w.lower(), acronyms, w) and not _says_how(w.lower()) for w in written if w.lower() not in ("the", "a", "an")):
+                found |= {w.lower() for w in written}
     for word in {w.lower() for w in re.findall(r"\b[A-Za-z]{4,}\b", query)}:
-        if not _frames(word, acronyms):
+        if not _frames(word, acronyms, named=True):
             continue
         named = resolve_name(word)
         if named is not None and named.formula and any(same_formula(named.formula, formula) for formula in formulas):
             found.add(word)
+    return found
+
+
+_ASIDE_STOP = frozenset("the a an of in as its it is".split())
+
+
+def aside_words(query: str, asked: list[Mention]) -> list[tuple[str, str]]:
+    """(formula, word) for each word of a parenthesised aside right after a formula ("Fe2O3 (two formula units)"), less
+    articles: what the question says of the substance beyond its formula, which the skill must explain or decline."""
+    found = []
+    taken = [(m.start, m.end) for m in asked if m.kind != "name"] + [(s, e) for s, e, _ in unit_spans(query)]  # a name in it counts
+    for mention in (m for m in asked if m.kind in ("formula", "smiles")):
+        aside = re.match(r"\s*\)?\s*\(([^()]{1,60})\)", query[mention.end :])
+        if aside and not re.search(r"SMILES|\bunits?\s*:", aside.group(1), re.IGNORECASE):
+            offset = mention.end + aside.start(1)
+            if any(m.kind in ("formula", "smiles") and offset <= m.start < offset + len(aside.group(1)) for m in asked):
+                continue  # "O2 (or was it N2?)": another substance, which binding weighs as such
+            for word in re.finditer(r"[A-Za-z]+", aside.group(1)):  # its words, less the values and units it states
+                position = offset + word.start()
+                if word.group().lower() not in _ASIDE_STOP and not any(s <= position < e for s, e in taken) and len(word.group()) > 1:
+                    found.append((mention.text, word.group().lower()))
     return found

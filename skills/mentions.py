@@ -245,7 +245,7 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
 
 def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Chemical names: the longest run of up to three lowercase words the name database knows."""
-    words = [(m.start(), m.group()) for m in re.finditer(r"(?<!/)\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(/-])", text)]
+    words = [(m.start(), m.group()) for m in re.finditer(r"\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(-])", text)]
     found: list[Mention] = []
     i = 0
     while i < len(words):
@@ -292,6 +292,7 @@ def chemical_words(text: str) -> str:
 def find_mentions(text: str) -> list[Mention]:
     """The question's problem values in the order written (format and unit numbers left out)."""
     text = text.translate(_SUBSCRIPTS)  # KMnO₄ is KMnO4 (one character for one: positions stay)
+    text = re.sub(r"\boctanol/water\b", "octanol-water", text, flags=re.IGNORECASE)  # the partition's name, no two substances
     skip = format_spans(text)
     spreads = (m for m in _PLUS_MINUS.finditer(text) if not any(s <= m.start() < e for s, e in skip))
     found = [Mention(m.group(), m.start(), "number", number=float(m.group(1)), unit="%", plus_minus=True) for m in spreads]
@@ -307,7 +308,8 @@ def find_mentions(text: str) -> list[Mention]:
         mention = _number(token, start, following)
         if mention is not None and re.match(r"\s*[*×·]?\s*E\(", text[start + len(token) :]):
             mention = None  # the 2 of "2 E(H) + E(O) - E(H2O)": a count of atoms in how the answer is formed, no value
-        if mention is None and not (after_number and _unit(token)) and not _quantity_symbol(token, tokens[index + 1 : index + 3]):
+        symbol = _quantity_symbol(token, tokens[index + 1 : index + 3]) and not re.search(r"\b(?:of|for|with)\s+$", text[:start])
+        if mention is None and not (after_number and _unit(token)) and not symbol:
             mention = _chemical(token, start, previous)
         if mention is None and token in WORD_LIKE_SYMBOLS and len(token) == 2 and re.search(r"[^\s.!?:]\s*$", text[:start]):
             mention = Mention(token, start, "formula", formula=token, element=token)  # "between Ga and As": mid-sentence, a symbol
@@ -316,6 +318,17 @@ def find_mentions(text: str) -> list[Mention]:
         after_number = mention is not None and mention.kind == "number"
         previous.append(token)
     found += _names(text, [(m.start, m.end) for m in found] + skip)
+    value = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+    for keyword in re.finditer(rf"(?<![\w.])[A-Za-z_]\w*\s*=\s*(?P<v>{value})(?:\s*(?P<op>[*/])\s*(?P<w>{value}))?", text):
+        if not any(m.start <= keyword.start("v") < m.end for m in found) and not any(s <= keyword.start("v") < e for s, e in skip):
+            # a keyword argument written in code the tokens missed ("BFGS(dimer).run(steps=3).", "rc=1.2*2.0"): a value all the same
+            number = float(keyword["v"])
+            if keyword["op"]:
+                number = number * float(keyword["w"]) if keyword["op"] == "*" else number / float(keyword["w"] or "nan")
+            found.append(Mention(text[keyword.start("v") : keyword.end()], keyword.start("v"), "number", number=number))
+    for multiple in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([σε])(?!\w)", text):  # "1.2σ": a multiple of sigma, stated
+        if not any(m.start <= multiple.start(1) < m.end for m in found):
+            found.append(Mention(multiple.group(), multiple.start(1), "number", number=float(multiple.group(1)), unit=multiple.group(2)))
     return sorted((_as_part(m, text) for m in found), key=lambda m: m.start)
 
 

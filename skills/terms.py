@@ -51,7 +51,7 @@ DOMAIN_RARE = 4.0
 MODIFIERS = frozenset(
     "exact heavy total average mean median net partial relaxed unrelaxed formation equilibrium primitive conventional "
     "reduced normalised normalized weighted strict corrected vibrational adiabatic vertical isotropic anisotropic "
-    "harmonic anharmonic enthalpy entropy second third fourth fifth".split()
+    "harmonic anharmonic enthalpy entropy second third fourth fifth distribution".split()
 )
 """Common words that change what is computed: a skill answers with one only when it was verified on it."""
 

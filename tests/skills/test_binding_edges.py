@@ -356,7 +356,11 @@ def test_a_threshold_restated_in_other_words_is_the_verified_one_and_said_twice_
     query = "Ro5 check in RDKit for caffeine, CN1C=NC2=C1C(=O)N(C(=O)N2C)C: MW ≤ 500, Crippen logP ≤ 5, HBD ≤ 5, HBA ≤ 10 all satisfied? true/false"
     binding = bind(lipinski, query)
     assert binding.params["smiles"] == "CN1C=NC2=C1C(=O)N(C(=O)N2C)C" and sorted(binding.params.values(), key=str)[:2] == [10, 500]
-    assert bind(lipinski, query.replace("MW ≤ 500", "MW ≤ 600")).params["value"] == 600  # the weight threshold is a parameter
+    declines(lipinski, query.replace("MW ≤ 500", "MW ≤ 600"), "states 10")  # restated only beside the verified numbers, all of them
+    declines(lipinski, query.replace("HBA ≤ 10", "HBA ≥ 10"), "compares otherwise")  # "≥" is no restatement of "at most"
+    declines(lipinski, query.replace(", HBA", " or HBA"), "compares otherwise")  # criteria joined by "or"
+    hexadecane = "Does hexadecane (SMILES CCCCCCCCCCCCCCCC) pass MolWt <= 500 and MolLogP <= 10 with RDKit? Return true or false."
+    declines(lipinski, hexadecane, "states")  # the 10 of another criterion is not the acceptors' 10
     declines(lipinski, query.replace("HBA ≤ 10", "HBA ≤ 500"), "500")  # said twice where the verified question said it once
 
 

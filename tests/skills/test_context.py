@@ -41,8 +41,10 @@ def test_another_name_of_the_given_formula_is_its_name():
     query = "We're screening spinel compositions. Is MgAl2O4 valid according to SMACT?"
     assert "spinel" in substance_names(query, find_mentions(query))
     assert "spinel" not in substance_names("Is spinel valid? Check MgO.", find_mentions("Is spinel valid? Check MgO."))
-    aside = "Molar mass of LiFePO4 (the olivine cathode) with pymatgen?"
-    assert {"olivine", "cathode"} <= substance_names(aside, find_mentions(aside))
+    aside = "Molar mass of LiFePO4 (the battery cathode) with pymatgen?"
+    assert {"battery", "cathode"} <= substance_names(aside, find_mentions(aside))
+    for other in ("Molar mass of CuSO4 (pentahydrate)?", "Molar mass of Fe2O3 (dimer)?", "Mn in KMnO4 (the manganate)?"):
+        assert substance_names(other, find_mentions(other)) == set()  # an aside that names another substance is no other name
 
 
 @pytest.mark.parametrize(
@@ -55,12 +57,12 @@ def test_another_name_of_the_given_formula_is_its_name():
         ),
         (
             "pymatgen_molar_mass_fe2o3",
-            "Molar mass of LiFePO4 (the olivine cathode) according to pymatgen, in g/mol? Return a float rounded to 4 decimal places.",
+            "Molar mass of LiFePO4 (the battery cathode) according to pymatgen, in g/mol? Return a float rounded to 4 decimal places.",
             {"formula": "LiFePO4"},
         ),
         (
             "pymatgen_oxidation_state_mn_kmno4",
-            "We're looking at cuprite films. What is the oxidation state of copper in Cu2O, as guessed by pymatgen? Return an integer.",
+            "We're looking at thin films. What is the oxidation state of copper in Cu2O, as guessed by pymatgen? Return an integer.",
             {"element": "Cu", "formula": "Cu2O"},
         ),
     ],
@@ -100,7 +102,48 @@ def test_framing_that_hides_another_computation_still_declines(library, query, r
 
 
 def test_a_framing_sentence_ends_at_its_full_stop_whatever_follows_but_not_at_an_abbreviation():
-    query = "We're looking at cuprite films. pymatgen Composition('Cu2O').oxi_state_guesses(): what is the Cu oxidation state? Return an integer."
-    assert "cuprite" in framing_words(query, find_mentions(query))
+    query = "We're looking at sputtered films. pymatgen Composition('Cu2O').oxi_state_guesses(): what is the Cu oxidation state? Return an integer."
+    assert "sputtered" not in framing_words(query, find_mentions(query)) and "films" in framing_words(query, find_mentions(query))
+    mineral = "We're looking at cuprite films. What is the Cu oxidation state in Cu2O?"  # a mineral's name: never passed over
+    assert "cuprite" not in framing_words(mineral, find_mentions(mineral))
     glued = "We use, e.g. the monoisotopic masses. What is the mass of caffeine?"  # one sentence, and it says how
     assert framing_words(glued, find_mentions(glued)) == set()
+
+
+@pytest.mark.parametrize(
+    ("library", "query"),
+    [  # what an attack on the framing, asides and restatements found: each would have been answered wrongly
+        ("pymatgen_molar_mass_fe2o3", "What is the molar mass (unit: g/mol) of CuSO4 (pentahydrate) according to pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_molar_mass_fe2o3", "What is the molar mass (unit: g/mol) of Fe2O3 (dimer) according to pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_molar_mass_fe2o3", "We're studying the dihydrate. What is the molar mass (unit: g/mol) of CaSO4 according to pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_molar_mass_fe2o3", "What is the molar mass (unit: g/mol) of H2O (deuterium oxide) according to pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_molar_mass_fe2o3", "What is the molar mass (unit: g/mol) of Fe3O4 (hematite) according to pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_oxidation_state_mn_kmno4", "What is the oxidation state of manganese in KMnO4 (the manganate), as guessed by pymatgen? Return an integer."),
+        ("rdkit_molwt_aspirin", "Our tables leave out hydrogens. What is the molecular weight (unit: g/mol) of aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) according to RDKit? Return a float rounded to 4 decimal places."),
+        ("smact_validity_cspbi3", "Our screen skips the electronegativity test. Is CSe a chemically valid composition according to SMACT's screening rules? Return true or false."),
+        ("rdkit_tpsa_ethanol", "Our team adds thiols and phosphines too. What is the topological polar surface area (unit: Å^2) of cysteine (SMILES NC(CS)C(=O)O) according to RDKit? Return a float rounded to 4 decimal places."),
+        ("rdkit_hbond_donors_acceptors_paracetamol", "We're after the NOCount and NHOHCount. How many hydrogen-bond donors and acceptors does paracetamol (SMILES CC(=O)Nc1ccc(O)cc1) have according to RDKit? Return a list [donors, acceptors] of integers."),
+        ("rdkit_aromatic_rings_naphthalene", "Our team skips heterocycles. How many aromatic rings does pyridine (SMILES c1ccncc1) have according to RDKit? Return an integer."),
+        ("rdkit_logp_ibuprofen", "What water/octanol partition coefficient does RDKit estimate for ibuprofen, SMILES CC(C)Cc1ccc(cc1)C(C)C(=O)O? Return a float rounded to 4 decimal places."),
+        ("rdkit_logp_ibuprofen", "What air/water partition coefficient does RDKit estimate for ibuprofen, SMILES CC(C)Cc1ccc(cc1)C(C)C(=O)O? Return a float rounded to 4 decimal places."),
+        ("rdkit_logp_ibuprofen", "What octanol/water distribution coefficient does RDKit estimate for ibuprofen, SMILES CC(C)Cc1ccc(cc1)C(C)C(=O)O? Return a float rounded to 4 decimal places."),
+        ("ase_emt_cu_vacancy_formation", "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell with 3 atoms removed, computed with ASE's EMT calculator? Return a float rounded to 4 decimal places."),
+        ("ase_emt_cu_vacancy_formation", "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in bulk('Cu','fcc',a=3.6,cubic=True).repeat((2,2,2)), computed with ASE's EMT calculator? Return a float rounded to 4 decimal places."),
+        ("pymatgen_rocksalt_density_nacl", "What is the density (unit: g/cm^3) of rock-salt NaCl with a cubic lattice constant of 5.64 Å and a 5.64 Å vacuum layer, computed with pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_hcp_cell_volume_mg", "What is the volume (unit: Å^3) of the hexagonal unit cell of magnesium with a = 3.209 Å, b = 5.211 Å and c = 5.211 Å, computed with pymatgen? Return a float rounded to 4 decimal places."),
+        ("ase_lj_dimer_distance", "What is the equilibrium separation (unit: Å) of a Lennard-Jones dimer with sigma = 2.0 Å, epsilon = 1.0 eV and a cutoff rc = 1.2 sigma, found by relaxing it in ASE from a starting distance of 2.3 Å to fmax = 1e-5 eV/Å? Return a float rounded to 4 decimal places."),
+        ("ase_lj_dimer_distance", "What is the equilibrium separation (unit: Å) of a Lennard-Jones dimer relaxed in ASE with LennardJones(sigma=1.0, epsilon=1.0, rc=10.0) from a starting distance of 1.5 Å, BFGS(dimer).run(steps=3). Return a float rounded to 4 decimal places."),
+        ("ase_lj_dimer_distance", "What is the equilibrium separation (unit: Å) of a Lennard-Jones dimer relaxed in ASE with LennardJones(sigma=1.0, epsilon=1.0, rc=2.0, ro=1.0, smooth=True) from a starting distance of 1.5 Å to fmax = 1e-5 eV/Å? Return a float rounded to 4 decimal places."),
+        ("pymatgen_xrd_cu_strongest_peak", "At what 2-theta angle (unit: degrees) is the strongest powder diffraction peak of fcc copper (a = 3.615 Å) with XRDCalculator(wavelength=0.7107)? Return a float rounded to 4 decimal places."),
+        ("spglib_symmetry_operations_si", "How many symmetry operations does spglib find for ase.build.bulk('Si', 'diamond', a=5.431)? Return an integer."),
+    ],
+)
+def test_what_an_attack_on_framing_asides_and_restatements_found_declines(library, query):
+    with pytest.raises(BindingDeclined):
+        bind(library_skill(library), query)
+
+
+def test_the_same_value_restated_outside_code_or_by_another_name_declines_and_a_product_in_code_binds():
+    dimer = library_skill("ase_lj_dimer_distance")
+    product = "What is the equilibrium separation (unit: Å) of a Lennard-Jones dimer relaxed in ASE with LennardJones(sigma=2.0, epsilon=1.0, rc=1.2*2.0) from a starting distance of 2.5 Å to fmax = 1e-5 eV/Å? Return a float rounded to 4 decimal places."
+    assert bind(dimer, product).params["rc"] == 2.4
