@@ -28,6 +28,7 @@ import ast
 import math
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
@@ -231,15 +232,17 @@ def _formula_names(query: str, asked: list[Mention]) -> list[tuple[Mention, str]
 _ION_NAME = re.compile(r"(?:ide|ate|ite)$")  # oxide, superoxide, carbonate, nitrite: what an inorganic compound is named by
 
 
-def _code_names(code: str) -> set[str]:
+@lru_cache(maxsize=256)
+def _code_names(code: str) -> frozenset[str]:
+    """The names a skill's code uses (variables, attributes, imports), parsed once per code: binding asks for them several times."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return set()
+        return frozenset()
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     names |= {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for part in n.module.split(".")}  # pymatgen.symmetry
-    return {n for n in names if not n.startswith("_")}
+    return frozenset(n for n in names if not n.startswith("_"))
 
 
 def _stated(mention: Mention) -> str:
@@ -473,7 +476,7 @@ def _other_substances(free: list[Mention] | None, binding: Binding, properties: 
 def _bind_numbers(
     binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], query: str, verified: str,
     asked: list[Mention], known: list[Mention], sources: dict[str, Mention | None], fresh: list[Mention], context: list[Mention],
-    tunables: list[str], code: str = "",
+    tunables: list[str], code: str,
 ) -> None:  # fmt: skip
     """Give each number the question states to the one parameter it is tied to most strongly (``skills/numeric.py``).
 
