@@ -13,7 +13,7 @@ from typing import Any, Literal
 from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
-__all__ = ["Status", "add_listener", "remove_listener", "listening", "report"]
+__all__ = ["Status", "add_listener", "remove_listener", "listening", "report", "tell"]
 
 Status = Literal["start", "progress", "done", "failed"]
 Listener = Callable[[str, Status, str], None]
@@ -55,6 +55,11 @@ def report(stage: str, status: Status, detail: str = "") -> None:
         logger = _fallback
     message = f"{stage}: {status}" + (f" — {detail}" if detail else "")
     (logger.warning if status == "failed" else logger.info)(message)
+    tell(stage, status, detail)
+
+
+def tell(stage: str, status: Status, detail: str = "") -> None:
+    """Tell the listeners a stage event logged elsewhere (in the workspace's service, whose output a door relays)."""
     with _lock:
         listeners = [*_listeners, *_call_listeners.get()]
     for listener in listeners:

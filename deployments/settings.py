@@ -164,8 +164,16 @@ class Settings(BaseSettings):
         "child per run (same view and limits as a cold run); runs go cold, with a warning, where it cannot start.",
     )
     sandbox_warm_packages: list[str] = Field(
-        default_factory=lambda: ["numpy", "scipy", "ase", "ase.build", "pymatgen.core", "rdkit.Chem", "spglib", "smact"],
-        description="Modules the warm executor imports once (a missing one is skipped; a run imports what it needs besides).",
+        default_factory=lambda: [
+            "numpy", "scipy", "ase", "ase.build", "ase.calculators.emt", "ase.calculators.lj", "ase.eos", "ase.io", "ase.optimize",
+            "pymatgen.core", "pymatgen.symmetry.analyzer", "pymatgen.analysis.local_env", "pymatgen.analysis.phase_diagram",
+            "pymatgen.analysis.diffraction.xrd", "pymatgen.io.ase", "pymatgen.io.cif", "matplotlib.pyplot",
+            "rdkit.Chem", "rdkit.Chem.AllChem", "rdkit.Chem.Crippen", "rdkit.Chem.Descriptors", "rdkit.Chem.Lipinski",
+            "rdkit.Chem.rdMolDescriptors", "spglib", "smact", "smact.screening",
+        ],  # fmt: skip
+        description="Modules the warm executor imports once: the packages' everyday modules (a missing one is skipped). A run "
+        "whose code imports other modules of these packages is answered by an executor that imports them too, started the "
+        "first time such code runs.",
     )
     sandbox_max_files: int = Field(
         default=10_000, gt=0, description="Files and folders a contained run may hand back from its folder (what comes after is not kept)."

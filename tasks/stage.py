@@ -1,8 +1,8 @@
 """What every agent stage shares besides its progress reports (``deployments.progress``): stage timing, the retry
 rule, and a run state that tells the truth.
 
-A stage that did not do its job ends its task run *Failed*, with the reason as the state's message, and keeps its
-outcome as the state's result: ``run_stage`` (and ``outcome_of`` for a state at hand) gives the caller that outcome
+A stage that did not do its job ends its task run *Failed*, with the reason as the state's message (*Cancelled*
+where its caller cancelled it: ``deployments/cancel.py``), and keeps its outcome as the state's result: ``run_stage`` (and ``outcome_of`` for a state at hand) gives the caller that outcome
 either way (``deployments/run_states.py``), so the solve goes on with the next stage as before, while the Prefect UI shows the stage in red.
 """
 
@@ -15,8 +15,9 @@ from typing import Any, ParamSpec, TypeVar
 
 from prefect.states import State
 
+from deployments.cancel import cancel_requested
 from deployments.llm.transport import LLMTransientError
-from deployments.run_states import failed_state, outcome_of
+from deployments.run_states import cancelled_state, failed_state, outcome_of
 from tasks.models import StageOutcome
 
 __all__ = ["Stopwatch", "retry_on_transient", "settled", "run_stage"]
@@ -47,9 +48,16 @@ def settled(stage: Callable[P, Outcome]) -> Callable[P, Outcome]:
 
     @functools.wraps(stage)
     def run(*args: P.args, **kwargs: P.kwargs) -> Outcome:
-        outcome = stage(*args, **kwargs)
+        try:
+            outcome = stage(*args, **kwargs)
+        except Exception as exc:
+            if cancel_requested():  # its caller gave up on it: Cancelled, and the caller meets the exception as before
+                return cancelled_state(exc, f"cancelled by its caller ({type(exc).__name__})")  # type: ignore[return-value]
+            raise
         if outcome.succeeded:
             return outcome
+        if cancel_requested():
+            return cancelled_state(outcome, "cancelled by its caller")  # type: ignore[return-value]
         return failed_state(outcome, outcome.error or f"{outcome.stage} did not succeed")  # type: ignore[return-value]  # Prefect makes a returned state the run's end and gives callers its result
 
     return run

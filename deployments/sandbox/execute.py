@@ -42,8 +42,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import IO, Any, cast
@@ -53,6 +53,7 @@ from deployments.sandbox.cgroups import RunCgroups, cgroup_support, make_run_cgr
 from deployments.sandbox.diagnosis import Refusals, diagnose, read_answer
 from deployments.sandbox.egress import egress_proxy
 from deployments.sandbox.handback import HandBack, HandBackBounds
+from deployments.sandbox.imports import MAX_IMPORTS, code_imports, roots_of
 from deployments.sandbox.isolations import ISOLATIONS, Isolation
 from deployments.sandbox.isolations.base import WARM_WORK, run_ids
 from deployments.sandbox.limits import MB, SandboxLimits, rlimits
@@ -60,9 +61,9 @@ from deployments.sandbox.models import ExecutionResult
 from deployments.sandbox.objects import put_object
 from deployments.sandbox.retention import mark_run, sweep_now_and_then
 from deployments.sandbox.view import EGRESS, SandboxView, build_view, inside
-from deployments.sandbox.warm import WarmExecutor, WarmUnavailable, warm_executor
+from deployments.sandbox.warm import WarmExecutor, WarmUnavailable, extra_executor, warm_executor
 
-__all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up"]
+__all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up", "warm_up_for"]
 
 log = logging.getLogger(__name__)
 
@@ -341,13 +342,67 @@ def _warm_key(kind: str, limits: SandboxLimits, view: SandboxView) -> _WarmProfi
     return _WarmProfile(kind, limits.network, view, limits.warm_packages)
 
 
-def _executor_for(kind: str, limits: SandboxLimits) -> WarmExecutor | None:
-    """The ready warm executor for these limits (one starts in the background when there is none), or None: run cold."""
+def _executor_for(kind: str, limits: SandboxLimits, code: str = "") -> WarmExecutor | None:
+    """The ready warm executor for a run of ``code`` under these limits, or None: run cold (one starts in the background
+    when there is none).
+
+    Where the packages' executor has not imported a module ``code`` imports (``imports.py``), the run goes to the executor
+    started for the stored skills' imports (``warm_up_for``) or to one started for exactly its own, where that has them;
+    else to the packages' executor. Code whose imports were asked for before (a skill's verification run, then its first
+    answer) gets an executor of its own, started in the background (``warm.extra_executor`` bounds how many and how often);
+    a run never lands on an executor started for other code's imports."""
     if not limits.warm or not ISOLATIONS[kind].contained:
         return None
     view = _warm_view(limits)
-    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(ISOLATIONS[kind], limits, view), _verify_warm, _spare_groups(limits))
-    return executor if executor.alive() and executor.ready.is_set() else None
+    base = _warm_key(kind, limits, view)
+    executor = _warm_executor(kind, limits, view, base)
+    if not (executor.alive() and executor.ready.is_set()):
+        return None
+    wanted = _warmable(base, code_imports(code, roots_of(limits.warm_packages)) if code else frozenset(), executor)
+    if executor.holds(wanted):
+        return executor
+    own = replace(base, packages=(*base.packages, *sorted(wanted - set(base.packages))))
+    for key in (_for_skills.get(base), own):
+        other = _extra(kind, limits, view, key, start=False) if key is not None else None
+        if other is not None and other.holds(wanted):
+            return other
+        if other is not None and other.ready.is_set() and other.alive():  # ready without them: they do not import here
+            _unwarmable.setdefault(base, set()).update(wanted - other.modules)
+    if len(wanted) <= MAX_IMPORTS and _asked_before(own):
+        _extra(kind, limits, view, own)
+    return executor
+
+
+_asked: dict[_WarmProfile, int] = {}  # import sets the packages' executor lacked, and how often runs asked for them
+_for_skills: dict[_WarmProfile, _WarmProfile] = {}  # the packages' executor's profile → the one for the stored skills' imports
+_unwarmable: dict[_WarmProfile, set[str]] = {}  # modules that failed to import in an executor of that profile
+
+
+def _asked_before(profile: _WarmProfile) -> bool:
+    """Whether a run asked for these imports before (counted here; a one-off set starts no executor)."""
+    if len(_asked) > 1000:
+        _asked.clear()
+    _asked[profile] = _asked.get(profile, 0) + 1
+    return _asked[profile] > 1
+
+
+def _warmable(base: _WarmProfile, wanted: frozenset[str], executor: WarmExecutor) -> frozenset[str]:
+    """``wanted`` less the modules that do not import in an executor here (the packages' executor's failures among them)."""
+    failed = _unwarmable.setdefault(base, set())
+    failed.update(str(name) for name in executor.info.get("missing", {}))
+    return frozenset(m for m in wanted if not any(m == f or m.startswith(f"{f}.") for f in failed))
+
+
+def _warm_executor(kind: str, limits: SandboxLimits, view: SandboxView, profile: _WarmProfile) -> WarmExecutor:
+    """The packages' executor for ``profile`` (started in the background where there is none)."""
+    launch = _launch_warm(ISOLATIONS[kind], replace(limits, warm_packages=profile.packages), view)
+    return warm_executor(profile, launch, _verify_warm, _spare_groups(limits))
+
+
+def _extra(kind: str, limits: SandboxLimits, view: SandboxView, profile: _WarmProfile, start: bool = True) -> WarmExecutor | None:
+    """The executor that imports ``profile``'s packages, more than the packages' own (``warm.extra_executor``)."""
+    launch = _launch_warm(ISOLATIONS[kind], replace(limits, warm_packages=profile.packages), view)
+    return extra_executor(profile, launch, _verify_warm, _spare_groups(limits), start)
 
 
 def _spare_groups(limits: SandboxLimits) -> Callable[[], RunCgroups]:
@@ -361,9 +416,30 @@ def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
     if not limits.warm or not ISOLATIONS[kind].contained or _unavailable(kind, limits.network) is not None:
         return False
     view = _warm_view(limits)
-    executor = warm_executor(_warm_key(kind, limits, view), _launch_warm(ISOLATIONS[kind], limits, view), _verify_warm, _spare_groups(limits))
+    executor = _warm_executor(kind, limits, view, _warm_key(kind, limits, view))
     executor.ready.wait(timeout_s)
     return executor.alive() and executor.ready.is_set()
+
+
+def warm_up_for(codes: Iterable[str], limits: SandboxLimits) -> bool:
+    """Start, in the background, an executor that also imports what ``codes`` import of the packages and the packages'
+    executor has not (the stored skills' code: none of their answers then waits for an import); whether one was started.
+    Call it once the packages' executor is ready (``warm_up``)."""
+    kind = _isolation(limits.isolation, limits.network)
+    if not limits.warm or not ISOLATIONS[kind].contained or _unavailable(kind, limits.network) is not None:
+        return False
+    view = _warm_view(limits)
+    base = _warm_key(kind, limits, view)
+    executor = _warm_executor(kind, limits, view, base)
+    roots = roots_of(limits.warm_packages)
+    wanted = _warmable(base, frozenset().union(*(code_imports(code, roots) for code in codes)), executor)
+    if not executor.ready.is_set() or executor.holds(wanted) or len(wanted) > MAX_IMPORTS:
+        return False
+    profile = replace(base, packages=(*base.packages, *sorted(wanted - set(base.packages))))
+    if _extra(kind, limits, view, profile) is None:
+        return False
+    _for_skills[base] = profile
+    return True
 
 
 def _places(isolation: Isolation, view: SandboxView, limits: SandboxLimits) -> dict[str, Any]:
@@ -578,4 +654,4 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     if why_not is not None:
         return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
     sweep_now_and_then(run_root, limits.run_retention_s, limits.failed_run_retention_s)
-    return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits), cancel)
+    return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits, code), cancel)

@@ -76,16 +76,36 @@ MAX_FDS = 16
 
 
 def preload(names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Import ``names`` (the heavy packages); what was imported, and why the others were not."""
-    import importlib
+    """Import ``names`` (the heavy packages); what was imported, and why the others were not.
 
+    A failed import (an exit too) leaves no module behind (its half-imported modules would break a run that imports it).
+    Matplotlib, which some of them import, writes its font cache while it is imported: into a folder of its own here, as
+    no run's folder exists yet; runs keep the fonts it found, in memory (the folder itself is not theirs: a run's
+    matplotlib writes no cache there)."""
+    import importlib
+    import tempfile
+
+    cache = None
+    for place in ("/dev/shm", "/tmp", "/var/tmp"):
+        try:
+            cache = tempfile.mkdtemp(prefix="evoskill-mpl-", dir=place)
+            break
+        except OSError:
+            continue
+    if cache is not None and "MPLCONFIGDIR" not in os.environ:
+        os.environ["MPLCONFIGDIR"] = cache
     done, missing = [], {}
     for name in names:
+        before = set(sys.modules)
         try:
             importlib.import_module(name)
             done.append(name)
-        except Exception as exc:  # a package missing here: runs that need it import it (and fail) themselves
-            missing[name] = f"{type(exc).__name__}: {exc}"
+        except (Exception, SystemExit) as exc:  # a package missing here: runs that need it import it (and fail) themselves
+            missing[name] = f"{type(exc).__name__}: {exc}"[:300]
+            for added in set(sys.modules) - before:
+                del sys.modules[added]
+    if cache is not None and os.environ.get("MPLCONFIGDIR") == cache:
+        del os.environ["MPLCONFIGDIR"]  # a run's own matplotlib settings live in its own home
     return done, missing
 
 
@@ -288,7 +308,10 @@ def serve(cfg: dict[str, Any]) -> NoReturn:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # runners are reaped by the kernel the moment they end
     listener = socket.socket(fileno=cfg["socket_fd"])
     places = cfg["places"]
-    ready = {"ready": True, "preloaded": done, "missing": missing, "import_s": round(time.perf_counter() - started, 3), "threads": threads()}
+    roots = {name.split(".", 1)[0] for name in cfg["preload"]}
+    modules = sorted(name for name in sys.modules if name.split(".", 1)[0] in roots)  # what a run of these packages finds imported
+    ready = {"ready": True, "preloaded": done, "missing": missing, "modules": modules, "import_s": round(time.perf_counter() - started, 3),
+             "threads": threads()}  # fmt: skip
     listener.sendall(json.dumps(ready).encode())
     # Runs, and after each (and first) the cgroups in which the next run's process is to wait: a runner is made ready for it then.
     next_runner: socket.socket | None = None

@@ -106,13 +106,29 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _get_ready_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
-    """Load what the first answer needs (flows, the Prefect server, the warm executor) while the server starts listening."""
+def _get_ready_meanwhile(settings, solves: bool = True) -> None:  # noqa: ANN001 - Settings, imported lazily
+    """Load what the first answer needs (flows, the Prefect server, the warm executor) while the server starts listening
+    (``solves``: the server runs solves itself)."""
     import threading
 
     from flows.readiness import get_ready
 
-    threading.Thread(target=get_ready, args=(settings,), name="readiness", daemon=True).start()
+    threading.Thread(target=get_ready, args=(settings, solves), name="readiness", daemon=True).start()
+
+
+def _start_service_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
+    """Start the workspace's resident service, which answers ``solve``, while the MCP server starts (one log line where it cannot)."""
+    import logging
+    import threading
+
+    from flows.interfaces.service.client import start_service
+
+    def start() -> None:
+        why = start_service(settings.workspace, settings.workspace.resolve() / "logs" / "service.log", settings.service_start_timeout_s)
+        if why is not None:
+            logging.getLogger("flows.mcp").info("solve runs in the MCP server's own process: the workspace service did not start: %s", why)
+
+    threading.Thread(target=start, name="service-start", daemon=True).start()
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -123,8 +139,11 @@ def run_mcp(args: argparse.Namespace) -> int:
     from tasks.debug_strategies import check_strategies
 
     settings = check_strategies(get_settings())
-    server = build_server(settings)
-    _get_ready_meanwhile(settings)
+    in_service = settings.service and settings.store != "memory"  # an in-memory store is this process's alone
+    server = build_server(settings, service=in_service)
+    _get_ready_meanwhile(settings, solves=not in_service)
+    if in_service:
+        _start_service_meanwhile(settings)
     if args.transport == "http":
         import uvicorn
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import queue
+import re
 import threading
 import time
 import uuid
@@ -49,7 +50,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from deployments.admission import Admission, Busy
 from deployments.cancel import cancellable
 from deployments.llm.quoting import quoted
-from deployments.progress import Status, listening
+from deployments.progress import Status, listening, tell
 from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.disclosure import describe, shared_view, shows_words_to
@@ -58,6 +59,7 @@ from skills.domain import checked_params
 from skills.params import ParameterError, params_text
 from skills.runner import run_skill
 from skills.store import SkillStore, open_store
+from tasks.models import SolveResult
 from tasks.tools.memory import search_memory
 
 __all__ = ["build_server", "skill_tool", "argument_errors"]
@@ -70,6 +72,8 @@ _OUTPUT_TYPES: dict[str, dict[str, Any]] = {
     "float": {"type": "number"}, "int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"},
     "list": {"type": "array"}, "any": {},
 }  # fmt: skip
+_STAGE_LINE = re.compile(r"^\[\s*[\d.]+s\] (?P<mark>[…·✓✗]) (?P<stage>[^:]+?)(?:: (?P<detail>.*))?$")  # the CLI's progress lines
+_STATUS_MARKS: dict[str, Status] = {"…": "start", "·": "progress", "✓": "done", "✗": "failed"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
 _SOLVE_RESULT = {
     "type": "object",
@@ -233,8 +237,8 @@ def _skill_summary(skill: Skill, viewer: str | None) -> dict[str, Any]:
 class _Handlers:
     """What each tool does; blocking work runs on a worker thread."""
 
-    def __init__(self, settings: Settings, store: SkillStore):
-        self.settings = settings
+    def __init__(self, settings: Settings, store: SkillStore, service: bool = False):
+        self.settings, self.service = settings, service
         self.store = store
         self.fixed = {tool.name: tool for tool in _fixed_tools(settings)}
         self.admission = Admission.from_settings(settings)
@@ -270,7 +274,7 @@ class _Handlers:
                 return _result(str(exc), error=True)
             return _checked(tool, await self._in_turn(ctx, lambda cancel: self._run_skill(skill, bound, cancel)))
         if params.name == "solve":
-            reply = await self._in_turn(ctx, lambda cancel: self._solve(arguments))
+            reply = await self._in_turn(ctx, lambda cancel: self._solve(arguments, cancel))
             await self.tools_changed()  # it may have learned a skill
             return _checked(tool, reply)
         handler = {"search_memory": self._search_memory, "list_skills": self._list_skills}[params.name]
@@ -334,13 +338,19 @@ class _Handlers:
             return _result(f"{skill.id} failed with {params_text(bound) or 'no parameters'}: {execution.error or 'no result'}", error=True)
         return _answer(execution.answer, bound)
 
-    def _solve(self, arguments: dict[str, Any]) -> types.CallToolResult:
-        from deployments.prefect_server import prefect_runtime
-        from flows.solve import solve
-
+    def _solve(self, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
         session = arguments.get("session") or uuid.uuid4().hex[:12]  # a new conversation, as the chat starts one
-        with prefect_runtime(self.settings):
-            result = solve(arguments["query"], session=session, user=self.settings.user, accept_suggestion=bool(arguments.get("accept_suggestion")))
+        accept = bool(arguments.get("accept_suggestion"))
+        said: list[str] = []
+        result = self._solve_in_service(arguments["query"], session, accept, cancel, said) if self.service else None
+        if isinstance(result, types.CallToolResult):
+            return result
+        if result is None:
+            from deployments.prefect_server import prefect_runtime
+            from flows.solve import solve
+
+            with prefect_runtime(self.settings):
+                result = solve(arguments["query"], session=session, user=self.settings.user, accept_suggestion=accept)
         keep = (
             "success", "answer", "formatted", "unit", "path", "skill_id", "learned", "question", "session", "error", "code", "flow_run_id",
             "suggestion", "grown",
@@ -351,6 +361,32 @@ class _Handlers:
             reply.content.append(types.TextContent(text=f"{result.suggestion.offer()} Call solve again with accept_suggestion: true to run it."))
         reply.content += self._images(result.images)
         return reply
+
+    def _solve_in_service(self, query: str, session: str, accept: bool, cancel: threading.Event, said: list[str]) -> SolveResult | types.CallToolResult | None:
+        """``solve`` run by the workspace's resident service (``flows/interfaces/service``), already warm: its result, an
+        error result where it gave none, or None where the service cannot start (the call then runs here). Its stage
+        lines are told as this call's progress; ``cancel`` closes the connection, and the service cancels the solve."""
+        from flows.interfaces.service.client import Streams, run_in_service
+
+        def line(text: str) -> None:
+            said.append(text)
+            heard = _STAGE_LINE.match(text.strip())
+            if heard:
+                tell(heard["stage"], _STATUS_MARKS[heard["mark"]], heard["detail"] or "")
+
+        out: list[str] = []
+        argv = ["solve", "--json", "--session", session, *(["--accept-suggestion"] if accept else []), "--", query]
+        log = self.settings.workspace.resolve() / "logs" / "service.log"
+        code = run_in_service(argv, [], self.settings.workspace, log, self.settings.service_start_timeout_s, Streams.captured(out, line), cancel)
+        if code is None:
+            return None
+        if cancel.is_set():
+            return _result("cancelled", error=True)
+        try:
+            return SolveResult.model_validate_json("".join(out))
+        except ValueError:
+            why = [text for text in said if text.strip() and not _STAGE_LINE.match(text.strip())][-3:]
+            return _result(f"solve failed in the workspace service (exit code {code}): " + (" ".join(why) or "no answer"), error=True)
 
     def _images(self, paths: list[str]) -> list[types.ImageContent]:
         """The plots a solve kept, as MCP images (each read by ``read_image``)."""
@@ -445,9 +481,11 @@ class _Server(Server[Any]):
         return super().create_initialization_options(told, experimental_capabilities, extensions)
 
 
-def build_server(settings: Settings) -> Server[Any]:
-    """The MCP server over ``settings``' store (serve it with ``.run`` on stdio, or ``.streamable_http_app()``)."""
-    handlers = _Handlers(settings, open_store(settings))
+def build_server(settings: Settings, service: bool = False) -> Server[Any]:
+    """The MCP server over ``settings``' store (serve it with ``.run`` on stdio, or ``.streamable_http_app()``).
+    ``service``: ``solve`` runs in the workspace's resident service, which this process's environment (the settings
+    made from it) starts; otherwise here."""
+    handlers = _Handlers(settings, open_store(settings), service)
     return _Server(
         "evoskill",
         version="0.1.0",

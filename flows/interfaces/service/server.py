@@ -176,8 +176,11 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        raw = self.rfile.readline()
+        if not raw:  # a door that only made sure the service is up
+            return
         try:
-            payload = json.loads(self.rfile.readline() or b"null")
+            payload = json.loads(raw)
         except ValueError:
             payload = None
         if not isinstance(payload, dict):

@@ -150,6 +150,15 @@ def stop(request: Request, user: CurrentUser, session_id: str) -> RedirectRespon
     return RedirectResponse(f"/chat/{session_id}", status_code=303)
 
 
+@router.post("/chat/{session_id}/cancel")
+def cancel(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
+    """Cancel the question the session is answering (or waiting to answer)."""
+    state = web_state(request)
+    _conversation(state, session_id, user)
+    state.jobs.cancel(session_id)
+    return RedirectResponse(f"/chat/{session_id}", status_code=303)
+
+
 @router.post("/chat/{session_id}/reopen")
 def reopen(request: Request, user: CurrentUser, session_id: str) -> RedirectResponse:
     _conversation(web_state(request), session_id, user).update(status="open")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from deployments.admission import Admission, Ticket
+from deployments.cancel import cancellable
 from deployments.progress import Status, add_listener, remove_listener
 from flows.session import Conversation
 from skills.store import SkillStore
@@ -42,6 +43,7 @@ class SolveJob:
     position: int | None = None
     done: bool = False
     accept_suggestion: bool = False
+    cancel: threading.Event = field(default_factory=threading.Event)  # set: it leaves the queue, or its solve stops (deployments/cancel.py)
 
     def note(self, stage: str, status: Status, detail: str) -> None:
         self.events.append((round(time.time() - self.started, 1), stage, status, detail[:300]))
@@ -98,15 +100,28 @@ class SolveJobs:
         thread.start()
         return job
 
+    def cancel(self, session_id: str) -> bool:
+        """Cancel the session's question: it leaves the queue, or its solve stops (its sandboxed run killed, no more LLM
+        calls, its flow run Cancelled); whether one was running."""
+        job = self.running(session_id)
+        if job is None:
+            return False
+        job.note("solve", "failed", "cancelled by its user")
+        job.cancel.set()
+        return True
+
     def _run(self, job: SolveJob, user: str, ticket: Ticket) -> None:
         _current.set(job)
         try:
             with ticket:
-                if not ticket.wait(job.queued, self._closing):
+                if not ticket.wait(job.queued, job.cancel):
+                    if not self._closing.is_set():  # its user cancelled it before its turn: no longer pending
+                        Conversation.open(self._store, job.session_id, user).update(pending=None)
                     return  # the server is stopping: the question stays pending, askable again
                 job.position = None
                 self._store.refresh()  # recall sees what other processes (the CLI, the MCP server) learned since
-                self._solver(job.query, job.session_id, user, accept_suggestion=job.accept_suggestion)
+                with cancellable(job.cancel):
+                    self._solver(job.query, job.session_id, user, accept_suggestion=job.accept_suggestion)
         except Exception as exc:  # noqa: BLE001 - shown in the chat, and the question stays askable
             job.note("solve", "failed", f"{type(exc).__name__}: {exc}")
             conversation = Conversation.open(self._store, job.session_id, user)
@@ -118,3 +133,7 @@ class SolveJobs:
         """Stop listening; questions still waiting for a turn leave the queue (solves already running finish)."""
         remove_listener(self._on_event)
         self._closing.set()
+        with self._lock:
+            waiting = [job for job in self._jobs.values() if not job.done and job.position is not None]
+        for job in waiting:
+            job.cancel.set()

@@ -10,13 +10,14 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from deployments.sandbox import execute
+from deployments.sandbox import execute, warm
 from deployments.sandbox.execute import SandboxLimits, isolation_report, run_code, warm_up
 from deployments.sandbox.models import ExecutionResult
 
@@ -57,6 +58,113 @@ def test_a_warm_run_answers_with_the_packages_already_imported(limits, tmp_path)
 def test_a_package_the_executor_did_not_import_is_imported_by_the_run(limits, tmp_path):
     result = run_code("import json, sys, sqlite3, fractions\nprint(json.dumps('fractions' in sys.modules))\n", tmp_path, limits)
     assert result.ok and result.executor == "warm" and result.answer is True
+
+
+def _wait_for_one_holding(limits: SandboxLimits, modules: set[str], code: str | None = None) -> None:
+    """Wait (up to 120 s) until an executor of these limits' isolation has imported ``modules``; meanwhile ask for one
+    again with each run of ``code`` (another one starting, as an earlier test's may, defers a start)."""
+    deadline = time.monotonic() + 120
+    while not any(execute._profile(e).kind == limits.isolation and e.holds(frozenset(modules)) for e in warm.executors()):
+        assert time.monotonic() < deadline, f"no {limits.isolation} executor imported {sorted(modules)}"
+        if code is not None:
+            execute._executor_for(execute._isolation(limits.isolation, limits.network), limits, code)
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def extras_at_once(monkeypatch):
+    """Executors beyond the packages' start without the pause between two starts (each test starts its own)."""
+    monkeypatch.setattr(warm, "_EXTRA_EVERY_S", 0.0)
+
+
+def test_code_whose_imports_were_asked_before_gets_an_executor_that_has_them(limits, tmp_path, extras_at_once):
+    code = (
+        "import json, sys\nbefore = 'pymatgen.io.vasp' in sys.modules\n"
+        "from pymatgen.core import Lattice, Structure\nfrom pymatgen.io.vasp import Poscar\n"
+        "print(json.dumps([before, str(Poscar(Structure(Lattice.cubic(4.2), ['Na', 'Cl'], [[0, 0, 0], [.5, .5, .5]]))).split()[0]]))\n"
+    )
+    assert "pymatgen.io.vasp" not in limits.warm_packages
+    for _ in range(2):  # once (a verification run), twice (its first answer): the packages' executor, importing it; one starts
+        first = run_code(code, tmp_path, limits)
+        assert first.ok and first.executor == "warm" and first.answer == [False, "Na1"], first.error
+    _wait_for_one_holding(limits, {"pymatgen.io.vasp"}, code)
+    later = run_code(code, tmp_path, limits)
+    assert later.ok and later.executor == "warm" and later.answer == [True, "Na1"], later.error
+    assert run_code("import json, sys\nprint(json.dumps('pymatgen.io.vasp' in sys.modules))\n", tmp_path, limits).answer is False  # others stay
+
+
+def test_a_run_never_lands_on_an_executor_started_for_other_codes_imports(limits, tmp_path, extras_at_once):
+    planted = "import json\nif False:\n    import pymatgen.io.vasp, rdkit.Chem.MCS\nprint(json.dumps(1))\n"
+    for _ in range(2):
+        assert run_code(planted, tmp_path, limits).answer == 1
+    _wait_for_one_holding(limits, {"pymatgen.io.vasp", "rdkit.Chem.MCS"}, planted)
+    victim = "import json, sys\nimport pymatgen.io.vasp\nprint(json.dumps('rdkit.Chem.MCS' in sys.modules))\n"
+    for _ in range(3):
+        result = run_code(victim, tmp_path, limits)
+        assert result.ok and result.answer is False, result.error  # never forked from the planted executor
+
+
+def test_executors_beyond_the_packages_start_one_at_a_time_and_few_are_kept(limits, tmp_path):
+    kind = execute._isolation(limits.isolation, limits.network)
+    before = {id(e) for e in warm.executors()}
+    modules = ["pymatgen.io.vasp", "pymatgen.io.xyz", "pymatgen.io.pwscf", "pymatgen.io.lammps.data", "pymatgen.io.gaussian"]
+    threads = [threading.Thread(target=lambda m=m: [execute._executor_for(kind, limits, f"import {m}\n") for _ in range(2)]) for m in modules]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    started = [e for e in warm.executors() if id(e) not in before]
+    assert len(started) <= 1, [execute._profile(e).packages[-1] for e in started]  # one at a time, and not again within the pause
+    assert _executor(limits).alive()  # the packages' executor is never stopped for them
+
+
+def test_an_executor_stopped_while_it_starts_is_ended_and_never_ready(tmp_path):
+    gate, launched = threading.Event(), []
+
+    def launch(sock: int) -> subprocess.Popen[bytes]:
+        gate.wait(10)
+        proc = subprocess.Popen(["sleep", "60"], stderr=subprocess.PIPE, pass_fds=[sock], start_new_session=True)
+        launched.append(proc)
+        return proc
+
+    executor = warm.WarmExecutor("stopped-while-starting", launch, lambda _: None, warm.RunCgroups)
+    stopper = threading.Thread(target=executor.stop)
+    stopper.start()
+    time.sleep(0.2)
+    gate.set()
+    stopper.join(10)
+    assert executor.ready.wait(30) and executor.state == "stopped" and not executor.alive()
+    assert all(proc.wait(10) is not None for proc in launched)  # nothing it launched runs on
+
+
+def test_an_executor_started_for_stored_skills_code_answers_their_first_run(limits, tmp_path, extras_at_once):
+    skills = [
+        "def run():\n    from pymatgen.analysis.bond_valence import BVAnalyzer\n    return 1\n",
+        "import json, sys\nbefore = ['pymatgen.analysis.bond_valence' in sys.modules, 'pymatgen.io.vasp' in sys.modules]\n"
+        "from pymatgen.io.vasp import Poscar\nprint(json.dumps(before))\n",
+    ]
+    assert not execute.warm_up_for(["import json\nfrom rdkit.Chem import Descriptors\n"], limits)  # the packages' executor holds it
+    deadline = time.monotonic() + 60
+    while not execute.warm_up_for(skills, limits):  # deferred while another extra executor starts (an earlier test's)
+        assert time.monotonic() < deadline, "no executor started for the stored skills' imports"
+        time.sleep(0.2)
+    _wait_for_one_holding(limits, {"pymatgen.analysis.bond_valence", "pymatgen.io.vasp"})
+    result = run_code(skills[1], tmp_path, limits)
+    assert result.ok and result.executor == "warm" and result.answer == [True, True], result.error
+
+
+def test_matplotlib_imported_by_the_executor_draws_in_a_run(limits, tmp_path):
+    code = (
+        "import json, sys\nbefore = 'matplotlib.pyplot' in sys.modules\nimport matplotlib.pyplot as plt\n"
+        "plt.plot([0, 1], [1, 0])\nplt.savefig('plot.png')\nprint(json.dumps(before))\n"
+    )
+    # Under unshare the executor has no writable folder for matplotlib's font cache: its import failed there, leaving
+    # nothing half-imported, and the run imports it itself.
+    held = _executor(limits).holds(frozenset({"matplotlib.pyplot"}))
+    assert held or limits.isolation == "unshare"
+    result = run_code(code, tmp_path, limits)
+    assert result.ok and result.executor == "warm" and result.answer is held, result.error
+    assert (Path(result.workdir) / "plot.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_what_a_run_changes_in_modules_does_not_reach_the_next_run(limits, tmp_path):

@@ -129,7 +129,10 @@ def test_a_solve_tells_its_stages_as_progress(scripted, workspace):
     assert any(m and m.startswith("research: start") for m in heard) and any(m and m.startswith("research: done") for m in heard)
 
 
-def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(scripted, workspace):
+def cancel_a_solve(scripted, service: bool = False) -> dict:  # noqa: ANN001 - the scripted fixture
+    """Ask ``solve`` over MCP for code that runs a minute, cancel the call once its run's processes are seen, and check
+    that they are gone within 10 s, that the solve asked the LLM nothing more and was not remembered as a failure; its
+    trajectory. ``service``: the MCP server sends ``solve`` to the workspace's resident service."""
     marker = f"evoskill-mcp-solve-cancel-{uuid.uuid4().hex}"
     code = (
         "import json, subprocess, sys, time\n"
@@ -142,10 +145,10 @@ def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(
     timings: dict[str, float] = {}
 
     async def session() -> None:
-        async with Client(build_server(settings), mode="legacy") as client:
+        async with Client(build_server(settings, service=service), mode="legacy") as client:
             async with anyio.create_task_group() as group:
                 group.start_soon(client.call_tool, "solve", {"query": N2_QUERY})
-                with anyio.fail_after(120):
+                with anyio.fail_after(180):
                     while not marked(marker):
                         await anyio.sleep(0.05)
                 group.cancel_scope.cancel()
@@ -159,13 +162,18 @@ def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(
                     await anyio.sleep(0.1)
 
     anyio.run(session)
-    print(f"\nsolve: its run's processes gone {timings['gone_s']:.2f} s after the client cancelled")
+    print(f"\nsolve{' in the service' if service else ''}: its run's processes gone {timings['gone_s']:.2f} s after the client cancelled")
     (path,) = settings.trajectory_root().glob("*.json")
     trajectory = json.loads(path.read_text())
     assert [call["stage"] for call in trajectory["llm_calls"]] == ["triage", "research"]  # none after the cancel
     assert trajectory["code_agent"]["execution"]["cancelled"] is True
     assert not trajectory["result"]["success"]
     assert not open_store(settings).all(Experience), "a cancelled solve is not remembered as a failure"
+    return trajectory
+
+
+def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(scripted, workspace):
+    trajectory = cancel_a_solve(scripted)
 
     async def flow_state():
         async with get_client() as client:
@@ -173,3 +181,18 @@ def test_a_solve_the_client_cancels_kills_its_run_and_asks_the_llm_nothing_more(
 
     state = asyncio.run(flow_state())
     assert state.is_cancelled() and state.message == "cancelled by its caller"
+
+    async def task_states():  # of the solve's flow run and of its deep-solve subflow run
+        from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterParentFlowRunId
+
+        solve_run = trajectory["result"]["flow_run_id"]
+        async with get_client() as client:
+            subflows = await client.read_flow_runs(flow_run_filter=FlowRunFilter(parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[solve_run])))
+            ids = [solve_run, *(run.id for run in subflows)]
+            runs = await client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=ids)))
+            return [(run.task_key, run.state.type.value) for run in runs]
+
+    stages = asyncio.run(task_states())
+    assert [state for key, state in stages if "research" in key] == ["COMPLETED"], stages  # it wrote the code before the cancel
+    assert [state for key, state in stages if "code_agent" in key] == ["CANCELLED"], stages  # the stage whose run was killed
+    assert "FAILED" not in {state for _, state in stages}, stages  # the stages after it refused their work: Cancelled too

@@ -88,3 +88,62 @@ def test_a_waiting_question_shows_its_place_and_another_user_goes_first(gated, c
     assert solver.started(3) == [first, "bob-1", second]
     events = [e["detail"] for e in client.get(f"/chat/{second}/progress").json()["events"]]
     assert events[:2] == ["busy, position 1", "busy, position 2"]
+
+
+def test_a_waiting_question_cancelled_leaves_the_queue_and_is_no_longer_pending(gated, client):
+    state, solver = gated
+    first, _ = _ask(client, "first")
+    assert solver.started(1) == [first]
+    second, _ = _ask(client, "second")
+    _position(client, second, 1)
+    page = client.get(f"/chat/{second}").text
+    assert f'action="/chat/{second}/cancel"' in page and ">Cancel</button>" in page
+    cancelled = client.post(f"/chat/{second}/cancel", follow_redirects=False)
+    assert cancelled.status_code == 303 and cancelled.headers["location"] == f"/chat/{second}"
+    deadline = time.monotonic() + 30
+    while client.get(f"/chat/{second}/progress").json()["running"]:
+        assert time.monotonic() < deadline, "the cancelled question still waits"
+        time.sleep(0.01)
+    assert Conversation.open(state.store, second, "local").session.pending is None
+    solver.finish(first)
+    assert solver.started(1) == [first]  # the cancelled one never ran
+    time.sleep(0.3)
+    assert solver.order == [first]
+
+
+class CancelAwareSolver:
+    """A solver that works until its call is cancelled (``deployments.cancel``), as a solve does."""
+
+    def __init__(self) -> None:
+        self.running = threading.Event()
+
+    def __call__(self, query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult:
+        from deployments.cancel import current_cancel
+
+        cancel = current_cancel()
+        assert cancel is not None, "the solve does not run as a cancellable call"
+        self.running.set()
+        assert cancel.wait(60), "never cancelled"
+        return SolveResult(success=False, session=session_id, error="cancelled by its caller")
+
+
+def test_a_running_question_cancelled_stops_its_solve(web_app, client, tmp_path):
+    state = web_app.state.web
+    state.jobs.close()
+    solver = CancelAwareSolver()
+    state.jobs = SolveJobs(state.store, solver, Admission(tmp_path / "admission", Bounds(1, 1, 1), poll_s=0.01), state.context)
+    try:
+        session_id, _ = _ask(client, "a long one")
+        assert solver.running.wait(30)
+        job = state.jobs.running(session_id)
+        assert job is not None
+        started = time.monotonic()
+        assert client.post(f"/chat/{session_id}/cancel", follow_redirects=False).status_code == 303
+        while client.get(f"/chat/{session_id}/progress").json()["running"]:
+            assert time.monotonic() - started < 2, "the solve did not stop within 2 s of the cancel"
+            time.sleep(0.01)
+        assert job.done and ("solve", "failed", "cancelled by its user") in [event[1:] for event in job.events]
+        assert client.post(f"/chat/{session_id}/cancel", follow_redirects=False).status_code == 303  # nothing to cancel: no harm
+        assert not state.jobs.cancel(session_id)
+    finally:
+        state.jobs.close()
