@@ -170,7 +170,8 @@ def _route(
     t.skill_declined = choice.declined
     if choice.match is not None and choice.binding is not None:
         t.skill_run = run_stage(run_bound_skill, request, choice.match.skill, choice.binding, settings)
-        store.record_use(choice.match.skill, t.skill_run.success)
+        if not t.skill_run.cancelled:  # a cancelled run says nothing of the skill
+            store.record_use(choice.match.skill, t.skill_run.success)
         if t.skill_run.success:
             return "skill"
         report("solve", "progress", f"skill {choice.match.skill.id} did not answer ({t.skill_run.error}); solving with code")

@@ -307,6 +307,11 @@ class SkillRun(StageOutcome):
     def succeeded(self) -> bool:
         return self.success
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether its caller cancelled the run (it says nothing of the skill)."""
+        return self.execution is not None and self.execution.cancelled
+
 
 class SubTask(BaseModel):
     """One step of a plan: a self-contained question a script can answer."""

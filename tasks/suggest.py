@@ -58,7 +58,8 @@ def answer_by_suggestion(
     skill = next(m.skill for m in found.skills if m.skill.id == offer.skill_id)
     binding = Binding(params=dict(offer.params), bound=list(offer.bound))
     run = run_stage(run_bound_skill, request, skill, binding, settings)
-    store.record_use(skill, run.success)
+    if not run.cancelled:  # a cancelled run says nothing of the skill
+        store.record_use(skill, run.success)
     if run.success:
         store.add_wording(skill, request.query, request.user)
         offer.accepted = True

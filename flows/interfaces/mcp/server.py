@@ -72,7 +72,7 @@ _OUTPUT_TYPES: dict[str, dict[str, Any]] = {
     "float": {"type": "number"}, "int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"},
     "list": {"type": "array"}, "any": {},
 }  # fmt: skip
-_STAGE_LINE = re.compile(r"^\[\s*[\d.]+s\] (?P<mark>[…·✓✗]) (?P<stage>[^:]+?)(?:: (?P<detail>.*))?$")  # the CLI's progress lines
+_STAGE_LINE = re.compile(r"^\[\s*[\d.]+s\] (?P<mark>[…·✓✗]) (?P<stage>.+?)(?:: (?P<detail>.*))?$")  # the CLI's progress lines
 _STATUS_MARKS: dict[str, Status] = {"…": "start", "·": "progress", "✓": "done", "✗": "failed"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
 _SOLVE_RESULT = {
@@ -340,6 +340,8 @@ class _Handlers:
 
     def _solve(self, arguments: dict[str, Any], cancel: threading.Event) -> types.CallToolResult:
         session = arguments.get("session") or uuid.uuid4().hex[:12]  # a new conversation, as the chat starts one
+        if not re.fullmatch(r"[\w.-]+", session):  # the schema's pattern lets a final newline through
+            return _result(f"invalid arguments for solve: session: {session!r} is not a session (letters, digits, '.', '_', '-')", error=True)
         accept = bool(arguments.get("accept_suggestion"))
         said: list[str] = []
         result = self._solve_in_service(arguments["query"], session, accept, cancel, said) if self.service else None
@@ -375,7 +377,7 @@ class _Handlers:
                 tell(heard["stage"], _STATUS_MARKS[heard["mark"]], heard["detail"] or "")
 
         out: list[str] = []
-        argv = ["solve", "--json", "--session", session, *(["--accept-suggestion"] if accept else []), "--", query]
+        argv = ["solve", "--json", f"--session={session}", *(["--accept-suggestion"] if accept else []), "--", query]
         log = self.settings.workspace.resolve() / "logs" / "service.log"
         code = run_in_service(argv, [], self.settings.workspace, log, self.settings.service_start_timeout_s, Streams.captured(out, line), cancel)
         if code is None:

@@ -147,7 +147,7 @@ def run_in_service(
                     code = _relay(json.loads(raw), conn, streams)
                     if code is not None:
                         return code
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a message cut short (the service died while it wrote)
             if cancel is not None and cancel.is_set():
                 return 130
             if heard or attempt == 2:
@@ -164,7 +164,8 @@ def run_in_service(
 
 @contextmanager
 def _closed_on(cancel: threading.Event | None, conn: socket.socket) -> Iterator[None]:
-    """While the block runs, setting ``cancel`` shuts ``conn`` down: the service cancels the command it runs for it."""
+    """While the block runs, setting ``cancel`` closes ``conn``'s sending side: the service cancels the command it runs
+    for it, and ends the connection once that command has stopped (the block reads until then)."""
     if cancel is None:
         yield
         return
@@ -174,7 +175,7 @@ def _closed_on(cancel: threading.Event | None, conn: socket.socket) -> Iterator[
         while not done.wait(_POLL_S):
             if cancel.is_set():
                 try:
-                    conn.shutdown(socket.SHUT_RDWR)
+                    conn.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass
                 return
