@@ -361,7 +361,7 @@ def _executor_for(kind: str, limits: SandboxLimits, code: str = "") -> WarmExecu
     wanted = _warmable(base, code_imports(code, roots_of(limits.warm_packages)) if code else frozenset(), executor)
     if executor.holds(wanted):
         return executor
-    own = replace(base, packages=(*base.packages, *sorted(wanted - set(base.packages))))
+    own = _importing(base, wanted)
     for key in (_for_skills.get(base), own):
         other = _extra(kind, limits, view, key, start=False) if key is not None else None
         if other is not None and other.holds(wanted):
@@ -376,6 +376,11 @@ def _executor_for(kind: str, limits: SandboxLimits, code: str = "") -> WarmExecu
 _asked: dict[_WarmProfile, int] = {}  # import sets the packages' executor lacked, and how often runs asked for them
 _for_skills: dict[_WarmProfile, _WarmProfile] = {}  # the packages' executor's profile → the one for the stored skills' imports
 _unwarmable: dict[_WarmProfile, set[str]] = {}  # modules that failed to import in an executor of that profile
+
+
+def _importing(base: _WarmProfile, modules: frozenset[str]) -> _WarmProfile:
+    """The profile of an executor that imports ``modules`` besides ``base``'s packages (the same set, the same profile)."""
+    return replace(base, packages=(*base.packages, *sorted(modules - set(base.packages))))
 
 
 def _asked_before(profile: _WarmProfile) -> bool:
@@ -435,7 +440,7 @@ def warm_up_for(codes: Iterable[str], limits: SandboxLimits) -> bool:
     wanted = _warmable(base, frozenset().union(*(code_imports(code, roots) for code in codes)), executor)
     if not executor.ready.is_set() or executor.holds(wanted) or len(wanted) > MAX_IMPORTS:
         return False
-    profile = replace(base, packages=(*base.packages, *sorted(wanted - set(base.packages))))
+    profile = _importing(base, wanted)
     if _extra(kind, limits, view, profile) is None:
         return False
     _for_skills[base] = profile
