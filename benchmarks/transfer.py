@@ -30,7 +30,9 @@ class Distractor(BaseModel):
     id: str
     query: str
     why: str = ""
-    answer: JsonValue = Field(default=None, description="Set when another family's skill computes it: then that answer counts.")
+    answer: JsonValue = Field(
+        default=None, description="Its own answer, computed independently: a skill that answers the distractor is checked against it."
+    )
     absolute_tolerance: float | None = None
 
 
@@ -141,9 +143,8 @@ def transfer_report(
         asked = ask(query)
         skill_id, answer, params, reason = asked.skill_id, asked.answer, asked.params, asked.reason
         verdict: Verdict = "declined"
-        own = skill_id is not None and _family_of(skill_id) == family.family
         if skill_id is not None:
-            if role == "distractor" and (own or expected is None):
+            if role == "distractor" and expected is None:  # nothing to check it against: answering a look-alike is wrong
                 verdict, reason = "wrong", f"a distractor was answered by {skill_id}"
             else:
                 check = check_answer(answer, expected, tolerance)

@@ -211,7 +211,7 @@ class Settings(BaseSettings):
     learn: bool = Field(default=True, description="Compile accepted solutions into skills.")
     triage_llm: bool = Field(default=True, description="Ask the model whether a query needs clarifying before solving.")
     skill_match_threshold: float = Field(
-        default=0.3, ge=0.0, le=1.0, description="Similarity for a skill to be tried (binding then decides whether it answers)."
+        default=0.15, ge=0.0, le=1.0, description="Similarity for a skill to be tried (binding then decides whether it answers: every word it must explain, every value it must bind)."
     )
     skill_exact_threshold: float = Field(
         default=0.6, ge=0.0, le=1.0,

@@ -54,11 +54,15 @@ def read_answer_spec(query: str) -> AnswerSpec:
 
 def _unit_asked(text: str) -> str | None:
     """The unit a question asks for in words ("in g/cm^3", "in units of eV/atom"): the whole expression, ``Å^2`` not ``Å``."""
-    asked = [(end, unit) for start, end, unit in unit_spans(text) if re.search(r"\bin (?:units of )?$", text[:start], re.IGNORECASE)]
+    asked = [(start, end, unit) for start, end, unit in unit_spans(text) if re.search(r"\bin (?:units of )?$", text[:start], re.IGNORECASE)]
     # "energies in eV per formula unit: ..., E_above_hull in eV/atom?": the unit the question ends on, not one of its data.
-    answered = [unit for end, unit in asked if re.match(r"\s*\?", text[end:])]
-    plain = [unit for end, unit in asked if not re.match(r"\s+per\b", text[end:])]
-    for unit in answered or plain:
+    answered = [unit for _, end, unit in asked if re.match(r"\s*\?", text[end:])]
+    plain = [(start, unit) for start, end, unit in asked if not re.match(r"\s+per\b", text[end:])]
+    # "lattice parameters from a paper in nanometres: … What is the volume in cubic angstroms?": the question's own sentence
+    starts = [0, *(m.end() for m in re.finditer(r"[.?!]\s+(?=[A-Z])", text))]  # where each sentence begins
+    questions = [(max(s for s in starts if s <= m.start()), m.end()) for m in re.finditer(r"\?", text)]
+    in_question = [unit for start, unit in plain if any(a <= start < b for a, b in questions)]
+    for unit in answered or in_question or [unit for _, unit in plain]:
         return unit
     return None
 

@@ -25,6 +25,7 @@ the question asks about 'ionization', which this skill was not verified on
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -53,6 +54,7 @@ from skills.meaning import (
     unexplained_qualifiers,
 )  # fmt: skip
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
+from skills.minerals import prototype_groups
 from skills.numeric import (
     bound_ranges,
     entry_pairs,
@@ -69,7 +71,7 @@ from skills.numeric import (
 )  # fmt: skip
 from skills.parameter import Parameter
 from skills.retrieval import split_name
-from skills.structures import StructureMention, structure_mentions, structures, unknown_structure
+from skills.structures import GROUPS, StructureMention, crystal_family, stated_groups, structure_mentions, structures, unknown_structure
 from skills.substances import (
     BindingDeclined,
     assign_described,
@@ -149,9 +151,11 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
     counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
     named = _names_of_smiles(query, asked)
     acronyms = written_acronyms(query)  # "the MACE potential": a name, though "mace" is an English word
+    pairs = list(itertools.pairwise(w.lower() for w in re.findall(r"[A-Za-z]+", query)))
+    joined = {w for pair in pairs if explains(vocabulary, "".join(pair)) for w in pair}  # "space group" for from_spacegroup
     found = []
     for word, before, negated in question_words(query, asked):
-        if word in named:
+        if word in named or word in joined:
             continue  # "atorvastatin (SMILES …)": the molecule's name, whatever the name database knows
         if negated and explains(vocabulary, "un" + word):
             continue  # "no relaxation" is what an unrelaxed skill computes
@@ -224,6 +228,9 @@ def _formula_names(query: str, asked: list[Mention]) -> list[tuple[Mention, str]
         named = re.search(r"([a-z]+)\s+([a-z]+)\s*[(,:]?\s*$", query[: mention.start])
         if named and element_symbol(named.group(1)) in formula_elements(mention.formula or "") and _ION_NAME.search(named.group(2)):
             element = next((m for m in asked if m.start == named.start(1) and m.element), None)
+            ion = next((m for m in asked if m.start == named.start(2) and m.kind == "name"), None)  # "titanate", read as Ti
+            if ion is not None and not set(formula_elements(ion.formula or "")) <= set(formula_elements(mention.formula or "")):
+                continue  # "sodium sulfate (NaCl)": the ion's elements are not the formula's
             if element is not None:
                 found.append((element, named.group(2)))
     return found
@@ -243,6 +250,64 @@ def _code_names(code: str) -> frozenset[str]:
     names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     names |= {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for part in n.module.split(".")}  # pymatgen.symmetry
     return frozenset(n for n in names if not n.startswith("_"))
+
+
+_LATTICE_ONLY = re.compile(r"\bLattice\.(cubic|hexagonal|tetragonal|orthorhombic|rhombohedral|monoclinic)\(")
+_BUILDS_SITES = re.compile(r"\b(?:Structure|Molecule|Atoms|from_spacegroup|from_sites|bulk|molecule|crystal|read|from_file|from_str)\s*\(")
+
+
+def _lattice_system(code: str) -> str | None:
+    """The crystal family of the one lattice a skill's code builds when it builds no sites on it (``Lattice.hexagonal(a, c)
+    .volume``), else None: what it computes is the lattice's, whatever structure the question calls it."""
+    systems = set(_LATTICE_ONLY.findall(code))
+    if len(systems) != 1 or _BUILDS_SITES.search(code):
+        return None
+    system = systems.pop()
+    return "hexagonal" if system == "rhombohedral" else system
+
+
+def _structure_words_of_system(query: str, family: str) -> set[str]:
+    """The words of ``query`` naming a structure type or prototype whose space group is of the crystal ``family``."""
+    found = {w.lower() for m in structure_mentions(query) if m.name in GROUPS and crystal_family(GROUPS[m.name]) == family for w in re.findall(r"[A-Za-z]+", m.text)}
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
+    return found | {w for w in words if prototype_groups(w) and all(crystal_family(g) == family for g in prototype_groups(w))}
+
+
+@lru_cache(maxsize=256)
+def _call_slots(code: str, names: tuple[str, ...]) -> dict[tuple[str, int], str]:
+    """(function, position) → the parameter the skill's code passes there (``np.linspace(start, stop, num)``)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return {}
+    slots: dict[tuple[str, int], str] = {}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        function = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) else None
+        for position, argument in enumerate(call.args):
+            if function and isinstance(argument, ast.Name) and argument.id in names:
+                slots.setdefault((function.lower(), position), argument.id)
+    return slots
+
+
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\(([^()]*)\)")
+
+
+def _called_positions(query: str, code: str, names: list[str]) -> dict[int, str]:
+    """Where the question passes a bare number to a function at the place the skill's code passes a parameter (its
+    ``numpy.linspace(3.42, 3.62, 11)`` for the code's ``np.linspace(start, stop, num)``): the number's start → the parameter."""
+    slots = _call_slots(code, tuple(names))
+    if not slots:
+        return {}
+    found = {}
+    for call in _CALL.finditer(query):
+        function = call.group(1).rsplit(".", 1)[-1].lower()
+        offset = call.start(2)
+        for position, argument in enumerate(call.group(2).split(",")):
+            text = argument.strip()
+            if re.fullmatch(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text) and (function, position) in slots:
+                found[offset + argument.index(text)] = slots[(function, position)]
+            offset += len(argument) + 1
+    return found
 
 
 def _stated(mention: Mention) -> str:
@@ -267,6 +332,16 @@ def _answer_differs(skill: Skill, query: str) -> str | None:
     return None
 
 
+def _names_in_stated_structure(query: str, asked: list[Mention]) -> set[str]:
+    """Other names of the question's formula ("Periclase (MgO) has the rock-salt structure") where the question states the
+    structure itself (a structure type or a space group), so that the name says nothing of it; a mineral the prototype
+    library builds in another space group than the one stated ("anatase TiO2, P4_2/mnm") is no such name."""
+    stated = stated_groups(query)
+    if not stated:
+        return set()
+    return {word for word in substance_names(query, asked) if not prototype_groups(word) or prototype_groups(word) & stated}
+
+
 def bind(skill: Skill, query: str) -> Binding:
     """Parameters for ``skill`` from ``query``, each tied to the question's words; ``BindingDeclined`` when unsure."""
     verified = skill.provenance.query or skill.description
@@ -281,7 +356,9 @@ def bind(skill: Skill, query: str) -> Binding:
     source_spans = {(m.start, m.text) for m in sources.values() if m is not None}
     # The verified question's constants: what no parameter came from ("naphthalene (SMILES c1ccc2ccccc2c1)" is one source).
     context = [m for m in unlisted if (m.start, m.text) not in source_spans and not any(s is not None and equal_mentions(m, s) for s in sources.values())]
-    naming = {element.start for element, _ in _formula_names(query, asked)}  # the lithium of "lithium superoxide, LiO2"
+    named_by = _formula_names(query, asked)
+    naming = {element.start for element, _ in named_by}  # the lithium of "lithium superoxide, LiO2"
+    naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
     other = _systematic_name_of_another(query, asked)
     if other:
@@ -305,8 +382,14 @@ def bind(skill: Skill, query: str) -> Binding:
     named = structure_mentions(query) if structure_params else []
     if named:  # "body-centred tetragonal" is a value of the skill's structure parameter
         vocabulary |= explaining_forms(w.lower() for m in named for w in re.findall(r"[A-Za-z]+", m.text))
+    lattice = _lattice_system(skill.code)
+    if lattice:  # "the wurtzite GaN cell" for a skill that builds a hexagonal lattice and nothing on it
+        vocabulary |= explaining_forms(_structure_words_of_system(query, lattice))
     substance_only = not structure_params and not structures(verified)  # no word of the question can change a structure
-    framing = substance_names(query, asked) | framing_words(query, asked) if substance_only else set()
+    if substance_only:
+        framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary)
+    else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
+        framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
     unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
     unexplained += [w for _, w in aside_words(query, asked) if w not in framing and not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
@@ -342,7 +425,8 @@ def bind(skill: Skill, query: str) -> Binding:
     if tables:
         _bind_entries(binding, tables, properties, asked_pairs, query)
     asked_structures, verified_structures = structures(query), structures(verified)
-    if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures:
+    of_lattice = bool(lattice) and all(name in GROUPS and crystal_family(GROUPS[name]) == lattice for name in asked_structures)
+    if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures and not of_lattice:
         shown = ", ".join(sorted(asked_structures))  # "copper in the A2 (bcc) structure" of a skill that builds fcc copper
         raise BindingDeclined(f"the question asks about the {shown} structure; the skill builds {', '.join(sorted(verified_structures))}")
     strange = unknown_structure(query) if verified_structures else None
@@ -500,6 +584,7 @@ def _bind_numbers(
     partners = entry_partners(verified, known, sources, numeric)
     other_unit, unitless = "", []  # a value in another unit than its parameter's, and values given without one
     code_names = {n.lower() for n in _code_names(code)}
+    called = _called_positions(query, code, numeric)
     for mention in numbers:
         times = re.match(r"\s*(?:[*×·]\s*)?([A-Za-zσεα-ω_]+)\b", query[mention.end :])
         multiple_of = properties.get(times.group(1)) if times and len(times.group(1)) > 1 else None
@@ -514,6 +599,9 @@ def _bind_numbers(
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
             unit = properties[ranged[mention.start]].unit  # "from 350 to 370 pm" never sets a range in Å
             strengths = {name: 4.0 if name == ranged[mention.start] and not units_differ(mention.unit, unit) else 0.0 for name in numeric}
+        slot = called.get(mention.start)
+        if slot is not None and slot in strengths and not units_differ(mention.unit, properties[slot].unit):
+            strengths = {name: 5.0 if name == slot else 0.0 for name in numeric}  # "linspace(3.42, 3.62, 11)": the code's own call
         listed_with = partner(query, asked, mention)
         words = {b.name: b.words for b in binding.bound}
         for name, verified_partner in partners.items():

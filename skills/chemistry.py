@@ -25,7 +25,7 @@ __all__ = [
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
     "homonuclear", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_symbol", "formula_counts", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
-    "ring_chain_tautomers",
+    "ring_chain_tautomers", "same_tautomers",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d+)+")  # a bracketed group takes a count: Ca3(PO4)2, Mg(OH)2
@@ -54,6 +54,8 @@ def is_formula(text: str) -> bool:
         return False
     if len(text) >= 3 and text.isupper() and not any(c.isdigit() for c in text):
         return False  # acronyms: FCC, BCC, HCP, CIF, SCF, VASP
+    if not any(c.isdigit() for c in text) and len(set(symbols := re.findall(r"[A-Z][a-z]?", text))) == 1 < len(symbols):
+        return False  # "NN", "OO": one symbol written twice is an abbreviation (nearest neighbour), never a formula (N2)
     return all(Element.is_valid_symbol(s) for s in re.findall(r"[A-Z][a-z]?", text))
 
 
@@ -119,6 +121,33 @@ def flat_smiles(text: str) -> str | None:
         return None
     _rdkit().RemoveStereochemistry(mol)
     return str(_rdkit().MolToSmiles(mol))
+
+
+@cache
+def _tautomer_key(text: str) -> str | None:
+    """RDKit's canonical tautomer of ``text``, without stereochemistry (None for what it cannot read or a large molecule)."""
+    mol = molecule(text)
+    if mol is None or mol.GetNumHeavyAtoms() > 60:
+        return None
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+
+    enumerator = rdMolStandardize.TautomerEnumerator()
+    enumerator.SetMaxTautomers(200)
+    canonical = enumerator.Canonicalize(mol)
+    _rdkit().RemoveStereochemistry(canonical)
+    return str(_rdkit().MolToSmiles(canonical))
+
+
+def same_tautomers(a: str, b: str) -> bool:
+    """Whether two SMILES are tautomers of one compound (metformin's ``CN(C)C(=N)N=C(N)N`` and ``CN(C)C(=N)NC(=N)N``).
+
+    >>> same_tautomers("CN(C)C(=N)N=C(N)N", "CN(C)C(=N)NC(=N)N"), same_tautomers("CC(=O)C", "CC(O)=C"), same_tautomers("CCO", "COC")
+    (True, True, False)
+    """
+    if smiles_formula(a) != smiles_formula(b):
+        return False
+    key = _tautomer_key(a)
+    return key is not None and key == _tautomer_key(b)
 
 
 def ring_chain_tautomers(chain: str, ring: str) -> bool:

@@ -14,7 +14,7 @@ Neither ever covers a word that can change what is computed: a modifier ("averag
 adjective ("monoisotopic", "deuterated", "anhydrous"), a capitalised acronym or an abbreviation of the glossary.
 
 >>> sorted(framing_words("We're triaging statins for oral bioavailability. Does X pass? Return true or false.", []))
-['bioavailability', 'for', 'statins', 'triaging', "we're"]
+['bioavailability', 'statins', 'triaging', "we're"]
 >>> sorted(framing_words("Our lab reports monoisotopic masses. What is the mass of caffeine?", []))
 []
 """
@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import re
 
-from skills.chemistry import resolve_name, same_formula
+from skills.chemistry import resolve_name
 from skills.mentions import Mention, stem
-from skills.terms import GLOSSARY, MODIFIERS, written_acronyms
+from skills.minerals import names_formula, prototype_names
+from skills.structures import structure_mentions
+from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
-__all__ = ["substance_names", "framing_words", "aside_words"]
+__all__ = ["substance_names", "framing_words", "structural_words", "aside_words"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
@@ -57,9 +59,11 @@ _QUANTITY_WORDS = frozenset(
     "concentration isotope ion peak spectrum".split()
 )
 """Words naming a quantity: a framing text that names one may be asking for another, so they are never passed over."""
+_PROPERTY_SHAPED = re.compile(r"^(?:isotop|deuter|triti|enrich|label|electroneg|pauling|hydrate|anhydr)|hydrate$")
+"""Words that say which isotopes, hydrate or scale a value is of (deuterium, enriched, dihydrate, electronegativity): never
+another name of a formula, whatever the name database resolves them to."""
 _SUBSTANCE_SHAPED = re.compile(
-    r"(?:hydrate|mer|mers|cycle|cycles|ate|ates|ite|ites|ide|ides|ol|ols|ine|ines|ane|ene|yne|ium)$"
-    r"|^(?:isotop|deuter|enrich|electroneg|pauling)"
+    r"(?:hydrate|mer|mers|cycle|cycles|ate|ates|ite|ites|ide|ides|ol|ols|ine|ines|ane|ene|yne|ium)$|" + _PROPERTY_SHAPED.pattern
 )
 """Words shaped like a substance or a class of them (dihydrate, dimer, heterocycles, manganate, thiols, hydrogens) or like
 a property of what is computed (isotopic, deuterated, electronegativity): never passed over as framing."""
@@ -77,8 +81,37 @@ def _frames(word: str, acronyms: set[str], written: str = "", named: bool = Fals
     return named or resolve_name(word) is None
 
 
-def framing_words(query: str, asked: list[Mention]) -> set[str]:
-    """The words (lowercase) of the asker's framing sentences and purpose clause, less any that can change what is computed."""
+_STRUCTURAL = frozenset(
+    "cubic hexagonal tetragonal orthorhombic monoclinic triclinic trigonal rhombohedral structure structures phase phases "
+    "polymorph polymorphs type lattice cell supercell slab surface film films layer layers strained doped defect defects".split()
+)
+"""Words that can say which structure is meant: never framing for a skill that builds one."""
+
+
+def structural_words(query: str) -> set[str]:
+    """The words (lowercase) of ``query`` that can name or change a structure: the structure types it names, crystal
+    systems, mineral and prototype names, and the terms of the packages' own vocabulary."""
+    found = {w.lower() for m in structure_mentions(query) for w in re.findall(r"[A-Za-z]+", m.text)}
+    for word in {w.lower() for w in re.findall(r"[A-Za-z]+", query)}:
+        if word in _STRUCTURAL or word in prototype_names() or not domain_terms().isdisjoint({word, stem(word)}):
+            found.add(word)
+    return found
+
+
+_NAMING_HOW = frozenset(stem(w) for w in "count compute calculate report".split())
+"""How-words that can only name what the skill itself does ("comparing fragment counts across analgesics"): no
+disqualification where the skill's vocabulary explains them."""
+
+
+def _naming(word: str) -> bool:
+    """Whether ``word`` is one of ``_NAMING_HOW`` in any inflection ("counts", "computing")."""
+    return not {stem(word), stem(word.removesuffix("s")), stem(word.removesuffix("ing"))}.isdisjoint(_NAMING_HOW)
+
+
+def framing_words(query: str, asked: list[Mention], structural: bool = False, vocabulary: frozenset[str] = frozenset()) -> set[str]:
+    """The words (lowercase) of the asker's framing sentences and purpose clause, less any that can change what is computed
+    (and, for a skill that builds a structure, ``structural``, less any that can name one); a how-word that only names
+    what the skill does (its ``vocabulary`` explains it) leaves a sentence framing."""
     acronyms = written_acronyms(query)
     spans: list[tuple[int, str]] = []
     start = 0
@@ -101,16 +134,16 @@ def framing_words(query: str, asked: list[Mention]) -> set[str]:
     for position, text in spans:
         written = [w.removesuffix("'s").strip("'") for w in re.findall(r"[A-Za-z][A-Za-z0-9_']*", text)]
         words = [w.lower() for w in written]
-        holds_value = any(position <= m.start < position + len(text) for m in asked)
-        if holds_value or any(_says_how(w) for w in words):
+        holds_value = any(position <= m.start < position + len(text) for m in asked if m.kind == "number")  # a substance binds
+        if holds_value or any(_says_how(w) and not (_naming(w) and explains(vocabulary, w)) for w in words):
             continue
         found |= {w for w, as_written in zip(words, written, strict=True) if _frames(w, acronyms, as_written)}
-    return found
+    return found - structural_words(query) if structural else found
 
 
 def substance_names(query: str, asked: list[Mention]) -> set[str]:
     """Words (lowercase) the name database resolves to a formula the question gives ("spinel" beside MgAl2O4)."""
-    formulas = [m.formula for m in asked if m.formula]
+    formulas = [m.formula for m in asked if m.formula and m.kind in ("formula", "smiles")]
     if not formulas:
         return set()
     acronyms = written_acronyms(query)
@@ -121,11 +154,21 @@ def substance_names(query: str, asked: list[Mention]) -> set[str]:
             written = re.findall(r"[A-Za-z]+", aside.group(1))
             if all(_frames(w.lower(), acronyms, w) and not _says_how(w.lower()) for w in written if w.lower() not in ("the", "a", "an")):
                 found |= {w.lower() for w in written}
-    for word in {w.lower() for w in re.findall(r"\b[A-Za-z]{4,}\b", query)}:
-        if not _frames(word, acronyms, named=True):
+    for mention in (m for m in asked if m.kind == "formula" and m.formula):  # "V2O5 (vanadium pentoxide)", "barium titanate (BaTiO3)"
+        formula = mention.formula or ""
+        after = re.match(r"\s*[(,]\s*([A-Za-z][A-Za-z -]{2,40}?)\s*[),]", query[mention.end :])
+        before = re.search(r"\b((?:[A-Za-z][a-z-]+\s+){0,2}[A-Za-z][a-z-]+)\s*[(,]\s*$", query[: mention.start])
+        for phrase in (after.group(1) if after else "", before.group(1) if before else ""):
+            words = phrase.split()
+            for n in range(len(words), 0, -1):  # the longest run of the phrase's last words that names the formula
+                if n > 1 and not any(_PROPERTY_SHAPED.search(w.lower()) for w in words[-n:]) and names_formula(" ".join(words[-n:]), formula):
+                    found |= {w.lower() for w in words[-n:]}
+                    break
+    for written in set(re.findall(r"\b[A-Za-z]{4,}\b", query)):
+        word = written.lower()
+        if word in MODIFIERS or word in acronyms or word in GLOSSARY or stem(word) in _QUANTITY_WORDS or _says_how(word) or _PROPERTY_SHAPED.search(word):
             continue
-        named = resolve_name(word)
-        if named is not None and named.formula and any(same_formula(named.formula, formula) for formula in formulas):
+        if any(names_formula(word, formula) for formula in formulas):  # "cuprite" beside Cu2O, "Periclase (MgO)"
             found.add(word)
     return found
 

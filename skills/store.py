@@ -56,6 +56,7 @@ from skills.documents import (
 )
 from skills.mentions import chemical_words
 from skills.retrieval import TextIndex, load_embedder
+from skills.terms import search_words
 
 if TYPE_CHECKING:
     from jobflow import JobStore
@@ -375,9 +376,9 @@ class SkillStore:
 
     def search_skills(self, query: str, k: int = 3, threshold: float = 0.0) -> list[tuple[Skill, float]]:
         """The skills most similar to ``query``; a substance it names counts as its formula too ("potassium permanganate" meets a
-        skill verified on KMnO4)."""
+        skill verified on KMnO4), a code name as its words, a phrase as its equivalents ("formula weight" meets molar mass)."""
         documents, index = self._index("skills")
-        hits = index.search(f"{query} {chemical_words(query)}", k=k, threshold=threshold)
+        hits = index.search(f"{query} {chemical_words(query)} {search_words(query)}", k=k, threshold=threshold)
         return [(documents[h.position], h.similarity) for h in hits]  # type: ignore[misc]  # the skills index holds Skills
 
     def search_memories(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRUCTURES", "BUILT", "StructureMention", "structure_mentions", "structures", "unknown_structure"]
+__all__ = ["STRUCTURES", "GROUPS", "BUILT", "stated_groups", "crystal_family", "StructureMention", "structure_mentions", "structures", "unknown_structure"]
 
 STRUCTURES = {
     "fcc": r"fcc|f\.c\.c\.?|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp|(?-i:A1)|copper[- ]type|(?-i:Cu)[- ]type",
@@ -31,6 +31,12 @@ STRUCTURES = {
     "spinel": r"spinel",
 }
 """Each structure type, by the name ASE's ``bulk`` builds it with where it builds it, and the ways a question writes it."""
+
+GROUPS = {
+    "fcc": 225, "bcc": 229, "bct": 139, "hcp": 194, "sc": 221, "diamond": 227, "rocksalt": 225, "zincblende": 216, "wurtzite": 186,
+    "cesiumchloride": 221, "fluorite": 225, "perovskite": 221, "rutile": 136, "spinel": 227,
+}  # fmt: skip
+"""The space-group number each structure type is built in (its ideal, cubic form for the perovskites)."""
 
 BUILT = frozenset({"fcc", "bcc", "bct", "hcp", "sc", "diamond", "rocksalt", "zincblende", "wurtzite", "cesiumchloride", "fluorite", "rhombohedral"})
 """The structure types ``ase.build.bulk`` builds (its ``crystalstructure``)."""
@@ -86,3 +92,37 @@ def unknown_structure(text: str) -> str | None:
             continue
         return match.group().strip()
     return None
+
+
+_SYMBOL = re.compile(r"(?<![\w-])[PIFCRAB](?:[-\d_/a-z]|\d){1,12}(?![\w/-])")
+
+
+def stated_groups(text: str) -> set[int]:
+    """The space-group numbers ``text`` states, by Hermann–Mauguin symbol ("Fm-3m", "P6_3/mmc") or by structure type.
+
+    >>> sorted(stated_groups("bcc iron, Structure.from_spacegroup('Im-3m', ...), or P6_3/mmc"))
+    [194, 229]
+    """
+    from pymatgen.symmetry.groups import SpaceGroup
+
+    found = {GROUPS[name] for name in structures(text) if name in GROUPS}
+    for match in _SYMBOL.finditer(text):
+        if not re.search(r"\d", match.group()):
+            continue  # "Pm", "Fe": no group written without a digit
+        try:
+            found.add(int(SpaceGroup(match.group()).int_number))
+        except ValueError:
+            continue
+    return found
+
+
+def crystal_family(group: int) -> str:
+    """The crystal family of a space group by its number (the trigonal groups are hexagonal: their lattices are).
+
+    >>> crystal_family(186), crystal_family(225), crystal_family(136), crystal_family(167)
+    ('hexagonal', 'cubic', 'tetragonal', 'hexagonal')
+    """
+    for last, family in ((2, "triclinic"), (15, "monoclinic"), (74, "orthorhombic"), (142, "tetragonal"), (194, "hexagonal")):
+        if group <= last:
+            return family
+    return "cubic"

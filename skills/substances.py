@@ -19,9 +19,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, smiles_formula
+from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, same_tautomers, smiles_formula
 from skills.domain import ENTITY_KINDS, same_value
 from skills.mentions import Mention, same_amount
+from skills.minerals import names_formula
 
 __all__ = [
     "MAX_CANDIDATES", "BindingDeclined", "value_of", "equal_mentions", "merge", "group_value", "restates", "restated", "parts_left_out",
@@ -53,11 +54,18 @@ def equal_mentions(a: Mention, b: Mention) -> bool:
         return a.kind == b.kind and same_amount(a, b) and a.plus_minus == b.plus_minus
     if any(value_of(a, k) is not None and value_of(b, k) is not None and same_value(k, value_of(a, k), value_of(b, k)) for k in ENTITY_KINDS):
         return True
+    if {a.kind, b.kind} == {"name", "formula"}:  # "chalcopyrite (CuFeS2)", "cuprite, Cu2O": the formula's other name
+        named, written = (a, b) if a.kind == "name" else (b, a)
+        return written.formula is not None and names_formula(named.text, written.formula)
     written, named = (a, b) if a.kind == "smiles" else (b, a)
     if written.kind != "smiles" or named.kind not in ("name", "formula") or written.smiles is None:
         return False
     if named.smiles:  # the name's database SMILES: the same connectivity (a name seldom says which stereoisomer), or its other
-        return flat_smiles(named.smiles) == flat_smiles(written.smiles) or ring_chain_tautomers(named.smiles, written.smiles)  # ring form
+        return (
+            flat_smiles(named.smiles) == flat_smiles(written.smiles)
+            or ring_chain_tautomers(named.smiles, written.smiles)  # its ring form
+            or same_tautomers(named.smiles, written.smiles)  # another tautomer, as the name database writes it
+        )
     return named.formula is not None and same_formula(named.formula, smiles_formula(written.smiles) or "")
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from skills.mentions import stem
 
 __all__ = [
-    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "written_acronyms", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms",
+    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "written_acronyms", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms", "with_equivalents", "search_words",
     "domain_phrases",
 ]  # fmt: skip
 
@@ -83,7 +83,8 @@ GLOSSARY = {
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
     ("charge neutrality", "charge balance"), ("isolated atom", "free atom"), ("lattice constant", "lattice parameter"),
-    ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"),
+    ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"), ("mass fraction", "content"),
+    ("international symbol", "hermann mauguin symbol"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
@@ -117,10 +118,9 @@ def forms(word: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def explaining_forms(words: Iterable[str]) -> frozenset[str]:
-    """Every form of ``words`` (a skill's vocabulary), with each abbreviation's words and each spelled-out abbreviation."""
+def with_equivalents(words: Iterable[str]) -> set[str]:
+    """``words`` (lowercase) with each abbreviation's words, each spelled-out abbreviation and each equivalent phrase's words."""
     words = {w.lower() for w in words}
-    found: set[str] = set()
 
     def said(phrase: str) -> bool:
         stems = {stem(w) for w in words}
@@ -134,9 +134,25 @@ def explaining_forms(words: Iterable[str]) -> frozenset[str]:
                 words.add(abbreviation)
         for one, other in EQUIVALENTS:
             words |= set(other.split()) if said(one) else set(one.split()) if said(other) else set()
-    for word in words:
+    return words
+
+
+def explaining_forms(words: Iterable[str]) -> frozenset[str]:
+    """Every form of ``words`` (a skill's vocabulary), with each abbreviation's words and each spelled-out abbreviation."""
+    found: set[str] = set()
+    for word in with_equivalents(words):
         found |= forms(word)
     return frozenset(found)
+
+
+def search_words(text: str) -> str:
+    """What a question adds to its own words for retrieval: the words of its code names (``CalcTPSA`` → calc TPSA,
+    ``oxi_state_guesses`` → oxi state guesses) and of the abbreviations and equivalent phrases of its words ("formula
+    weight" → molar mass)."""
+    code = [w for w in re.findall(r"[A-Za-z_][\w.]*", text) if re.search(r"[a-z]{2}[A-Z]|[._]", w)]
+    spelled = " ".join(re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|[._]+", " ", w) for w in code)
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{text} {spelled}")}
+    return " ".join([spelled, *sorted(with_equivalents(words) - words)])
 
 
 def explains(vocabulary: frozenset[str], word: str) -> bool:

@@ -11,6 +11,8 @@ unmistakable symbol (``GPa``, ``eV``, ``Å``) counts anywhere.
 (True, False, 'kj/mol')
 >>> [text for _, _, text in unit_spans("in grams per cubic centimetre, or kJ per mole")], same_unit("grams per cubic centimetre", "g/cm^3")
 (['grams per cubic centimetre', 'kJ per mole'], True)
+>>> [text for _, _, text in unit_spans("Answer in cubic ångströms, not square nm")], same_unit("cubic ångströms", "Å^3")
+(['cubic ångströms', 'square nm'], True)
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ _SPELLED = {
 
 _WORD_UNITS = "(?:" + "|".join(sorted({*_SPELLED, "angstrom", "angstroms", "ångström", "ångströms"}, key=len, reverse=True)) + ")"
 _SPELLED_COMPOSITE = re.compile(rf"(?<![\w])(?:{_WORD_UNITS}|{_SYMBOL})\s+per\s+(?:(?:square|cubic)\s+)?{_WORD_UNITS}(?![\w])", re.IGNORECASE)
+_SPELLED_POWER = re.compile(rf"(?<![\w])(?:square|cubic)\s+(?:{_WORD_UNITS}|Å|nm|pm|cm|mm)(?![\w])", re.IGNORECASE)
+"""A length spelled to a power: "cubic ångströms" is Å^3, "square angstroms" Å^2."""
 
 
 def is_unit(text: str) -> bool:
@@ -69,6 +73,8 @@ def unit_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, text) of each unit expression in ``text``: composites and plain symbols anywhere, the others in a unit's place;
     units spelled out and joined by "per" are one unit ("grams per cubic centimetre" is g/cm^3)."""
     found = [(m.start(), m.end(), m.group()) for m in _SPELLED_COMPOSITE.finditer(text)]
+    taken = [(start, end) for start, end, _ in found]
+    found += [(m.start(), m.end(), m.group()) for m in _SPELLED_POWER.finditer(text) if not any(s <= m.start() < e for s, e in taken)]
     taken = [(start, end) for start, end, _ in found]
     for match in _EXPRESSION.finditer(text):
         if any(start <= match.start() < end for start, end in taken):
@@ -83,7 +89,7 @@ def unit_spans(text: str) -> list[tuple[int, int, str]]:
 def normal_unit(unit: str) -> str:
     """A unit in one spelling, to compare: ``Å^3``, ``Å3``, ``Å³``, ``angstrom^3`` → ``a3``; ``kJ mol^-1`` → ``kj/mol``."""
     text = unit.translate(_SUPERSCRIPTS).strip()
-    text = re.sub(r"(?i)\b(square|cubic)\s+([A-Za-zÅå]+)", lambda m: m.group(2) + ("2" if m.group(1).lower() == "square" else "3"), text)
+    text = re.sub(r"(?i)\b(square|cubic)\s+([A-Za-zÅåö]+)", lambda m: m.group(2) + ("2" if m.group(1).lower() == "square" else "3"), text)
     text = re.sub(r"(?i)\s+per\s+", "/", text)  # grams per cubic centimetre is g/cm3
     text = re.sub(r"\s+([^\s/]+?)\^?-1\b", r"/\1", text)  # kJ mol^-1 → kJ/mol
     text = re.sub(r"(?:\s+|\s?[·*]\s?)([^\s/\d^·*-]+)\^?-(\d)\b", r"/\1\2", text)  # g cm^-3, g·cm⁻³ → g/cm3

@@ -46,6 +46,23 @@ def test_scoring_counts_right_declined_and_wrong_answers_and_answered_distractor
     assert [r.verdict for r in report.rows if r.role == "distractor"][0] == "wrong"
 
 
+def test_a_distractor_with_its_own_answer_is_checked_against_it_and_one_without_is_wrong_when_answered():
+    family = load_transfer_suite([SUITE / "pymatgen_rocksalt_density.json"])[0]
+    with_answer = family.distractors[0].model_copy(update={"answer": 2.5, "absolute_tolerance": 0.001})
+    second = family.distractors[1].model_copy(update={"answer": 2.5, "absolute_tolerance": 0.001})
+    third = family.distractors[1].model_copy(update={"id": "no-answer", "query": family.distractors[1].query + " ", "answer": None})
+    family = family.model_copy(update={"variants": family.variants[:1], "distractors": [with_answer, second, third]})
+    answers = {with_answer.query: 2.5, second.query: 3.0, third.query: 2.5}
+
+    def ask(query: str) -> SkillAnswer:
+        if query in answers:
+            return SkillAnswer(skill_id="pymatgen_rocksalt_density-v1", answer=answers[query])
+        return SkillAnswer(reason="declined")
+
+    verdicts = [r.verdict for r in transfer_report([family], ask).rows if r.role == "distractor"]
+    assert verdicts == ["correct", "wrong", "wrong"]  # its own answer; another value; a look-alike with nothing to check
+
+
 def test_retrieval_counts_a_variant_whose_own_family_was_recalled_whether_or_not_it_answered():
     family = load_transfer_suite([SUITE / "pymatgen_rocksalt_density.json"])[0]
     first, second, third, *_ = family.variants

@@ -147,3 +147,69 @@ def test_the_same_value_restated_outside_code_or_by_another_name_declines_and_a_
     dimer = library_skill("ase_lj_dimer_distance")
     product = "What is the equilibrium separation (unit: Å) of a Lennard-Jones dimer relaxed in ASE with LennardJones(sigma=2.0, epsilon=1.0, rc=1.2*2.0) from a starting distance of 2.5 Å to fmax = 1e-5 eV/Å? Return a float rounded to 4 decimal places."
     assert bind(dimer, product).params["rc"] == 2.4
+
+
+@pytest.mark.parametrize(
+    ("library", "query", "expected"),
+    [  # a mineral or chemical name of the very formula given is the formula's other name
+        (
+            "pymatgen_oxidation_state_mn_kmno4",
+            "We're looking at cuprite films. pymatgen Composition('Cu2O').oxi_state_guesses() -> what is the Cu oxidation state in the top-ranked guess? Return it as an integer.",
+            {"element": "Cu", "formula": "Cu2O"},
+        ),
+        (
+            "pymatgen_molar_mass_fe2o3",
+            "I'm weighing out chalcopyrite (CuFeS2) for a leaching run and need its molar mass from pymatgen's Composition weight. Units g/mol; give a float rounded to 4 decimal places.",
+            {"formula": "CuFeS2"},
+        ),
+        (
+            "pymatgen_oxygen_mass_fraction_al2o3",
+            "Magnetite: what's the mass fraction of Fe in Fe3O4, with pymatgen? Return a float between 0 and 1 rounded to 4 decimal places.",
+            {"formula": "Fe3O4", "element": "Fe"},
+        ),
+        (
+            "pymatgen_rocksalt_density_nacl",
+            "Periclase (MgO) has the rock-salt structure with a = 4.212 Å. What density (unit: g/cm^3) does pymatgen give? Return a float rounded to 4 decimal places.",
+            {"formula": "MgO", "a": 4.212},
+        ),
+    ],
+)
+def test_another_name_of_the_formula_binds(library, query, expected):
+    assert bind(library_skill(library), query).params == expected
+
+
+@pytest.mark.parametrize(
+    ("library", "query", "reason"),
+    [
+        (  # a skill that builds a structure: a mineral name says which, unless the question states the structure itself
+            "pymatgen_rocksalt_density_nacl",
+            "What is the density (unit: g/cm^3) of periclase MgO with a cubic lattice constant of 4.212 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
+            "periclase",
+        ),
+        (  # the prototype library builds anatase in another space group than the rock-salt structure stated
+            "pymatgen_rocksalt_density_nacl",
+            "Anatase (TiO2) in the rock-salt structure with a = 4.59 Å: what density (unit: g/cm^3) does pymatgen give? Return a float rounded to 4 decimal places.",
+            "anatase",
+        ),
+        (  # a name of another formula than the one given
+            "pymatgen_oxygen_mass_fraction_al2o3",
+            "Hematite: what's the mass fraction of Fe in Fe3O4, with pymatgen? Return a float between 0 and 1 rounded to 4 decimal places.",
+            "(?i)hematite",
+        ),
+        (  # the asker's framing never passes over a word that can change the structure a skill builds
+            "pymatgen_rocksalt_density_nacl",
+            "I'm setting up a KCl slab model. What is the density (unit: g/cm^3) of rock-salt KCl with a cubic lattice constant of 6.293 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
+            "slab",
+        ),
+    ],
+)
+def test_a_name_or_framing_that_can_say_another_structure_declines(library, query, reason):
+    with pytest.raises(BindingDeclined, match=reason):
+        bind(library_skill(library), query)
+
+
+def test_framing_of_a_skill_that_builds_a_structure_binds_and_a_compound_of_its_code_explains_its_parts():
+    volume = "I'm tabulating cell volumes for a review. What is the volume (unit: Å^3) of a hexagonal unit cell with a = 2.665 Å and c = 4.947 Å, computed with pymatgen? Return a float rounded to 4 decimal places."
+    assert bind(library_skill("pymatgen_hcp_cell_volume_mg"), volume).params == {"a": 2.665, "c": 4.947}
+    group = "Build rock-salt KCl from space group Fm-3m with a = 6.293 Å in pymatgen: what is its density (unit: g/cm^3)? Return a float rounded to 4 decimal places."
+    assert bind(library_skill("pymatgen_rocksalt_density_nacl"), group).params == {"formula": "KCl", "a": 6.293}

@@ -49,3 +49,9 @@ def test_negative_powers_are_the_units_divided():
 
     assert same_unit("g cm^-3", "g/cm^3") and same_unit("g·cm⁻³", "g/cm3") and same_unit("J mol^-1 K^-1", "J/mol/K")
     assert not same_unit("g cm^-3", "g/cm^2")
+
+
+def test_a_length_spelled_to_a_power_is_one_unit():
+    assert [text for _, _, text in unit_spans("Answer in cubic ångströms, not square nm")] == ["cubic ångströms", "square nm"]
+    assert same_unit("cubic ångströms", "Å^3") and same_unit("square angstroms", "Å^2") and not same_unit("cubic ångströms", "Å^2")
+    assert read_answer_spec("Answer in cubic ångströms as a float to 4 decimal places.").unit == "cubic ångströms"

@@ -31,7 +31,7 @@ def test_only_skills_close_enough_are_tried_and_parameterless_ones_must_match_cl
     settings = get_settings()
     with_params = Skill(name="p", code="def run(x: float = 1.0):\n    return x\n", parameters={"properties": {"x": {"type": "number", "default": 1.0}}}, test_case=TestCase(expected=1.0))
     without = Skill(name="q", code="def run():\n    return 1\n", test_case=TestCase(expected=1))
-    found = Recall(skills=[SkillMatch(skill=s, similarity=v) for s, v in [(without, 0.95), (with_params, 0.6), (without, 0.5), (with_params, 0.2)]])
+    found = Recall(skills=[SkillMatch(skill=s, similarity=v) for s, v in [(without, 0.95), (with_params, 0.6), (without, 0.5), (with_params, 0.2), (with_params, 0.1)]])
     tried = [(m.skill.name, m.similarity) for m in found.usable_skills(settings)]
-    assert settings.skill_match_threshold == 0.3 and settings.skill_exact_threshold == 0.6
-    assert tried == [("q", 0.95), ("p", 0.6)]  # not the parameterless one at 0.5, not anything below 0.3
+    assert settings.skill_match_threshold == 0.15 and settings.skill_exact_threshold == 0.6
+    assert tried == [("q", 0.95), ("p", 0.6), ("p", 0.2)]  # not the parameterless one at 0.5, not anything below 0.15

@@ -32,8 +32,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from flows.interfaces.cli.bench import HELP as BENCH_HELP
@@ -423,7 +425,38 @@ def _in_service(args: argparse.Namespace, argv: list[str]) -> int | None:
     return run_in_service(argv, inputs, settings.workspace, log_file().with_name("service.log"), settings.service_start_timeout_s)
 
 
+_CANCEL_GRACE_S = 10.0  # after Ctrl-C: for the flow runs to report Crashed and the exit handlers to run
+_said_cancelled = threading.Event()
+
+
+def _say_cancelled(command: str) -> None:
+    """The one line a Ctrl-C prints (once, whichever of the main thread and the grace timer comes first)."""
+    if not _said_cancelled.is_set():
+        _said_cancelled.set()
+        print(f"\nevoskill {command}: cancelled", file=sys.stderr, flush=True)
+
+
+def _end_after_grace(command: str) -> None:
+    _say_cancelled(command)
+    os._exit(130)  # the warm executors and their runs die with this process (their parent-death signal)
+
+
+def _ends_after_grace(command: str) -> Callable[[int, object], None]:
+    """A SIGINT handler: KeyboardInterrupt as the default one raises, and from the first, a timer that ends the process
+    ``_CANCEL_GRACE_S`` later where unwinding blocks (Prefect's crash report or exit-time flush to an API that stalls)."""
+    timer = threading.Timer(_CANCEL_GRACE_S, _end_after_grace, args=(command,))
+    timer.daemon = True  # it outlives the interpreter's wait for other threads, and runs during the exit handlers
+
+    def interrupted(signum: int, frame: object) -> None:
+        if timer.ident is None:
+            timer.start()
+        raise KeyboardInterrupt
+
+    return interrupted
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    program = argv is None  # the command line's own process (a caller's Ctrl-C stays its own)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(next((word for word in argv if not word.startswith("-")), "")).parse_args(argv)
     try:
@@ -431,9 +464,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if served is not None:
             return served
         quiet_terminal(verbose=getattr(args, "verbose", False))
+        if program:
+            signal.signal(signal.SIGINT, _ends_after_grace(args.command))
         return run_command(args)
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
-        print(f"\nevoskill {args.command}: cancelled", file=sys.stderr)
+        _say_cancelled(args.command)
         return 130
     except BrokenPipeError:  # what reads the output stopped (| head): nothing more to say, and nothing at exit either
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

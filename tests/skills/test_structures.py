@@ -1,0 +1,13 @@
+"""Structure types and space groups as a question states them."""
+
+from skills.structures import stated_groups
+
+
+def test_space_groups_are_read_from_symbols_and_structure_types():
+    assert stated_groups("bcc iron built with Structure.from_spacegroup('Im-3m', Lattice.cubic(2.87), ['Fe'], [[0, 0, 0]])") == {229}
+    assert stated_groups("rutile, P4_2/mnm, next to hcp Mg (P6_3/mmc)") == {136, 194}
+    assert stated_groups("Periclase (MgO) in the rock-salt structure") == {225}
+
+
+def test_words_and_symbols_that_are_no_space_group_state_none():
+    assert stated_groups("Fe and Cu at 300 K, P = 1 bar, in C") == set()
