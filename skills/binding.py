@@ -54,7 +54,7 @@ from skills.meaning import (
     unexplained_qualifiers,
 )  # fmt: skip
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
-from skills.minerals import prototype_groups
+from skills.minerals import prototype_groups, prototype_names
 from skills.numeric import (
     bound_ranges,
     entry_pairs,
@@ -153,6 +153,10 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
     acronyms = written_acronyms(query)  # "the MACE potential": a name, though "mace" is an English word
     pairs = list(itertools.pairwise(w.lower() for w in re.findall(r"[A-Za-z]+", query)))
     joined = {w for pair in pairs if explains(vocabulary, "".join(pair)) for w in pair}  # "space group" for from_spacegroup
+    for compound in re.findall(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b", query):  # "FunctionalGroups" for "functional groups"
+        if all(explains(vocabulary, part.lower()) for part in re.findall(r"[A-Z]?[a-z]+", compound)):
+            joined.add(compound.lower())
+    joined |= {m.lower() for m in re.findall(r"(?<=\w\.)(txt|csv|dat|json)\b", query)}  # "FunctionalGroups.txt": a plain file
     found = []
     for word, before, negated in question_words(query, asked):
         if word in named or word in joined:
@@ -252,6 +256,16 @@ def _code_names(code: str) -> frozenset[str]:
     return frozenset(n for n in names if not n.startswith("_"))
 
 
+_BUILDS_CRYSTAL = re.compile(r"\b(?:Structure|Lattice|from_spacegroup|bulk|crystal|surface|fcc\d+|bcc\d+|hcp\d+)\b")
+"""What a code that builds a crystal calls (pymatgen's ``Structure``/``Lattice``, ASE's ``bulk``, ``crystal`` and surfaces)."""
+
+
+def _structure_names(query: str) -> set[str]:
+    """The words naming a structure type or a mineral prototype in ``query`` (lowercase)."""
+    words = {w.lower() for m in structure_mentions(query) for w in re.findall(r"[A-Za-z]+", m.text)}
+    return words | ({w.lower() for w in re.findall(r"[A-Za-z]+", query)} & prototype_names())
+
+
 _LATTICE_ONLY = re.compile(r"\bLattice\.(cubic|hexagonal|tetragonal|orthorhombic|rhombohedral|monoclinic)\(")
 _BUILDS_SITES = re.compile(r"\b(?:Structure|Molecule|Atoms|from_spacegroup|from_sites|bulk|molecule|crystal|read|from_file|from_str)\s*\(")
 
@@ -339,7 +353,11 @@ def _names_in_stated_structure(query: str, asked: list[Mention]) -> set[str]:
     stated = stated_groups(query)
     if not stated:
         return set()
-    return {word for word in substance_names(query, asked) if not prototype_groups(word) or prototype_groups(word) & stated}
+    typed = {w.lower(): GROUPS.get(m.name) for m in structure_mentions(query) for w in re.findall(r"[A-Za-z]+", m.text)}
+    return {
+        word for word in substance_names(query, asked)
+        if (word not in typed or typed[word] in stated) and (not prototype_groups(word) or prototype_groups(word) & stated)
+    }  # fmt: skip
 
 
 def bind(skill: Skill, query: str) -> Binding:
@@ -385,9 +403,10 @@ def bind(skill: Skill, query: str) -> Binding:
     lattice = _lattice_system(skill.code)
     if lattice:  # "the wurtzite GaN cell" for a skill that builds a hexagonal lattice and nothing on it
         vocabulary |= explaining_forms(_structure_words_of_system(query, lattice))
-    substance_only = not structure_params and not structures(verified)  # no word of the question can change a structure
-    if substance_only:
-        framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary)
+    # No word of the question can change a structure: the skill takes none, was verified on none and its code builds none.
+    substance_only = not structure_params and not structures(verified) and not _BUILDS_CRYSTAL.search(skill.code)
+    if substance_only:  # a composition's answer is the same in any structure ("LiFePO4 (the olivine cathode)")
+        framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary) | _structure_names(query)
     else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
     unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]

@@ -152,7 +152,12 @@ def substance_names(query: str, asked: list[Mention]) -> set[str]:
         aside = re.match(r"\s*\(([A-Za-z][A-Za-z\s-]{0,40})\)", query[mention.end :])  # "LiFePO4 (the olivine cathode)"
         if aside and len(aside.group(1).split()) <= 4:
             written = re.findall(r"[A-Za-z]+", aside.group(1))
-            if all(_frames(w.lower(), acronyms, w) and not _says_how(w.lower()) for w in written if w.lower() not in ("the", "a", "an")):
+            structural = {w for m in structure_mentions(aside.group(1)) for w in re.findall(r"[a-z]+", m.text.lower())} | prototype_names()
+            if all(
+                w.lower() in structural or (_frames(w.lower(), acronyms, w) and not _says_how(w.lower()))
+                for w in written
+                if w.lower() not in ("the", "a", "an")
+            ):  # "the olivine cathode": a structure type's name says nothing of a composition
                 found |= {w.lower() for w in written}
     for mention in (m for m in asked if m.kind == "formula" and m.formula):  # "V2O5 (vanadium pentoxide)", "barium titanate (BaTiO3)"
         formula = mention.formula or ""

@@ -23,12 +23,13 @@ STRUCTURES = {
     "rocksalt": r"rock[- ]?salt|halite|nacl[- ]type|b1",
     "zincblende": r"zinc[- ]?blende|sphalerite|b3",
     "wurtzite": r"wurtzite|b4",
-    "cesiumchloride": r"c(?:ae|e)sium chloride[- ]type|cscl[- ]type|b2",
+    "cesiumchloride": r"c(?:ae|e)sium[- ]?chloride[- ]type|cesiumchloride|cscl[- ]type|b2",
     "fluorite": r"fluorite|caf2[- ]type|c1",
     "rhombohedral": r"rhombohedral",
     "perovskite": r"perovskite",
     "rutile": r"rutile",
     "spinel": r"spinel",
+    "olivine": r"olivine",
 }
 """Each structure type, by the name ASE's ``bulk`` builds it with where it builds it, and the ways a question writes it."""
 

@@ -50,3 +50,11 @@ def test_the_unit_asked_for_is_the_one_the_question_ends_on_not_one_of_its_data(
     query = "total energies in eV per formula unit: Na 0.0, O2 0.0, Na2O -4.5. E_above_hull of Na2O in eV/atom? 4 decimals"
     assert read_answer_spec(query).unit == "eV/atom"
     assert read_answer_spec("the energy in eV of the cell").unit == "eV"
+
+
+def test_the_unit_asked_for_is_the_one_of_the_questions_own_sentence():
+    query = (
+        "I have zinc's hcp lattice parameters from a paper in nanometres: a = 0.2665 nm and c = 0.4947 nm. What is the "
+        "hexagonal unit-cell volume in cubic angstroms (Å³) according to pymatgen's Lattice.hexagonal? Return a float."
+    )
+    assert read_answer_spec(query).unit == "cubic angstroms"

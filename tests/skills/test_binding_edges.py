@@ -415,3 +415,35 @@ def test_an_element_named_inside_a_compounds_name_is_part_of_that_name():
     fraction = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
     query = "What fraction of the mass of lithium superoxide, LiO2, is oxygen, computed with pymatgen? Return a float between 0 and 1 rounded to 4 decimal places."
     assert bind(fraction, query).params == {"formula": "LiO2", "element": "O"}  # "lithium" names LiO2's part, no element of its own
+
+
+def test_a_number_passed_where_the_skills_code_passes_a_parameter_binds_it():
+    from tests.skills.test_context import library_skill
+
+    skill = library_skill("ase_emt_cu_bulk_modulus")
+    query = (
+        "Nickel, fcc, ASE EMT: bulk modulus in GPa from an EquationOfState fit to the energies of bulk('Ni', 'fcc', a=a) for "
+        "lattice constants numpy.linspace(3.42, 3.62, 9). Float, 4 decimal places."
+    )
+    assert bind(skill, query).params == {"crystal_structure": "fcc", "element": "Ni", "start": 3.42, "stop": 3.62, "num": 9}
+    swapped = query.replace("numpy.linspace(3.42, 3.62, 9)", "numpy.logspace(3.42, 3.62, 9)")  # another function: no place
+    with pytest.raises(BindingDeclined):
+        bind(skill, swapped)
+
+
+def test_a_compound_named_by_element_and_ion_before_its_formula_is_one_substance():
+    from tests.skills.test_context import library_skill
+
+    skill = library_skill("smact_validity_cspbi3")
+    assert bind(skill, "Is barium titanate (BaTiO3) a valid composition according to SMACT's screening rules? Return true or false.").params == {"formula": "BaTiO3"}
+    with pytest.raises(BindingDeclined):
+        bind(skill, "Is barium sulfate (BaTiO3) a valid composition according to SMACT's screening rules? Return true or false.")
+
+
+def test_a_skill_of_a_lattice_alone_takes_structure_words_of_its_crystal_family_only():
+    from skills.binding import _lattice_system, _structure_words_of_system
+
+    assert _lattice_system("return round(float(Lattice.hexagonal(a, c).volume), 4)") == "hexagonal"
+    assert _lattice_system("s = Structure.from_spacegroup('Fm-3m', Lattice.cubic(a), ['Cu'], [[0, 0, 0]])") is None  # builds sites
+    words = _structure_words_of_system("the wurtzite GaN cell, not rock-salt, not rutile", "hexagonal")
+    assert "wurtzite" in words and not {"rock", "salt", "rutile"} & words

@@ -18,3 +18,11 @@ def test_formulas_compare_as_compositions_and_print_as_written():
 
 def test_neighbours_are_other_elements_of_the_group_then_the_period():
     assert element_neighbours("Na")[:2] == ["K", "Li"] and "Na" not in element_neighbours("Na")
+
+
+def test_one_symbol_written_twice_is_no_formula_and_tautomers_are_one_compound():
+    from skills.chemistry import same_tautomers
+
+    assert not is_formula("NN") and not is_formula("OO") and is_formula("N2") and is_formula("CO")
+    assert same_tautomers("CN(C)C(=N)N=C(N)N", "CN(C)C(=N)NC(=N)N")  # metformin as the name database and a question write it
+    assert not same_tautomers("CCO", "COC")  # isomers, not tautomers

@@ -213,3 +213,32 @@ def test_framing_of_a_skill_that_builds_a_structure_binds_and_a_compound_of_its_
     assert bind(library_skill("pymatgen_hcp_cell_volume_mg"), volume).params == {"a": 2.665, "c": 4.947}
     group = "Build rock-salt KCl from space group Fm-3m with a = 6.293 Å in pymatgen: what is its density (unit: g/cm^3)? Return a float rounded to 4 decimal places."
     assert bind(library_skill("pymatgen_rocksalt_density_nacl"), group).params == {"formula": "KCl", "a": 6.293}
+
+
+def test_a_framing_sentence_that_names_what_the_skill_counts_is_framing_and_one_that_limits_it_is_not():
+    skill = library_skill("rdkit_fragments_benzyl")
+    framed = (
+        "I'm comparing fragment counts across a few analgesics. For paracetamol (acetaminophen), SMILES CC(=O)Nc1ccc(O)cc1, how "
+        "many entries does an RDKit FragmentCatalog hold after adding the molecule, with fragment path lengths 1-6 and RDKit's "
+        "default FunctionalGroups.txt? Return an integer."
+    )
+    assert bind(skill, framed).params["smiles"] == "CC(=O)Nc1ccc(O)cc1"
+    limited = framed.replace("I'm comparing fragment counts", "We're counting only ring fragments")
+    with pytest.raises(BindingDeclined, match="analgesics"):
+        bind(skill, limited)
+
+
+def test_a_structure_type_beside_a_composition_says_nothing_of_it_and_everything_of_a_structure():
+    olivine = "Molar mass of LiFePO4 (the olivine cathode) from pymatgen's Composition(...).weight, in g/mol? Float, 4 decimals."
+    assert bind(library_skill("pymatgen_molar_mass_fe2o3"), olivine).params == {"formula": "LiFePO4"}
+    density = "What is the density (unit: g/cm^3) of LiFePO4 (the olivine cathode) with a = 5.64 Å, computed with pymatgen? Return a float rounded to 4 decimal places."
+    with pytest.raises(BindingDeclined, match="olivine"):
+        bind(library_skill("pymatgen_rocksalt_density_nacl"), density)
+
+
+def test_an_interval_of_the_answers_form_is_no_value():
+    query = (
+        "For a fertiliser spec sheet I need the nitrogen content of ammonium nitrate, NH4NO3, as a mass fraction (not percent). "
+        "Compute it with pymatgen's Composition and return a float in [0, 1] rounded to 4 decimal places."
+    )
+    assert bind(library_skill("pymatgen_oxygen_mass_fraction_al2o3"), query).params == {"element": "N", "formula": "NH4NO3"}

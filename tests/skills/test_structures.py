@@ -11,3 +11,10 @@ def test_space_groups_are_read_from_symbols_and_structure_types():
 
 def test_words_and_symbols_that_are_no_space_group_state_none():
     assert stated_groups("Fe and Cu at 300 K, P = 1 bar, in C") == set()
+
+
+def test_ase_names_of_structure_types_are_read_as_written_in_code():
+    from skills.structures import structures
+
+    assert structures("ase.build.bulk('CsCl', 'cesiumchloride', a=4.12)") == {"cesiumchloride"}
+    assert structures("LiFePO4, the olivine cathode") == {"olivine"}

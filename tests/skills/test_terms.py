@@ -71,3 +71,12 @@ def test_what_a_question_asks_for_stops_at_its_verb_and_never_starts_with_to():
     assert asked_quantity("I want the number the cheap potential gives.") == ["number"]
     assert asked_quantity("I want to confirm the composition survives.") == []
     assert asked_quantity("What is the molar volume of NaCl?") == ["molar", "volume"]
+
+
+def test_a_question_adds_its_code_names_words_and_equivalent_phrases_for_retrieval():
+    from skills.terms import search_words
+
+    added = search_words("Return rdkit.Chem.rdMolDescriptors.CalcTPSA for paracetamol").lower().split()
+    assert {"calc", "tpsa", "topological", "polar", "surface"} <= set(added)
+    assert {"molar", "mass"} <= set(search_words("calcite, CaCO3: formula weight from pymatgen").split())
+    assert "ca" not in search_words("CaCO3 formula weight").lower().split()  # a formula is no code name
