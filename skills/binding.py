@@ -281,10 +281,38 @@ def _lattice_system(code: str) -> str | None:
 
 
 def _structure_words_of_system(query: str, family: str) -> set[str]:
-    """The words of ``query`` naming a structure type or prototype whose space group is of the crystal ``family``."""
-    found = {w.lower() for m in structure_mentions(query) if m.name in GROUPS and crystal_family(GROUPS[m.name]) == family for w in re.findall(r"[A-Za-z]+", m.text)}
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
-    return found | {w for w in words if prototype_groups(w) and all(crystal_family(g) == family for g in prototype_groups(w))}
+    """The words of ``query`` naming a structure type ("wurtzite", "hcp") whose space group is of the crystal ``family`` (a
+    mineral's name is none: "graphite" says how its layers stack, which a lattice alone does not)."""
+    mentions = [m for m in structure_mentions(query) if m.name in GROUPS and crystal_family(GROUPS[m.name]) == family]
+    return {w.lower() for m in mentions for w in re.findall(r"[A-Za-z]+", m.text)}
+
+
+def verified_texts_of(skill: Skill) -> list[str]:
+    """The questions a skill was verified on."""
+    return [skill.provenance.query or skill.description, *skill.provenance.queries]
+
+
+def _group_names(groups: set[int]) -> str:
+    from pymatgen.symmetry.groups import SpaceGroup
+
+    return ", ".join(SpaceGroup.from_int_number(g).symbol for g in sorted(groups))
+
+
+def _unstated_sibling(binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], tunables: list[str]) -> str | None:
+    """A value of the material that the question leaves at the verified one while it gives another of the same unit ("a =
+    2.951 Å" for a skill of magnesium's a and c: another material's a with magnesium's c), or None; for a question that does
+    not name the verified substance. Settings (``tunables``) aside."""
+    material = [n for n, k in kinds.items() if k in ("number", "integer") and n not in tunables and properties[n].unit]
+    kept = {b.name for b in binding.bound if b.words == DEFAULT_WORDS} | {n for n in material if n not in binding.params}
+    for name in material:
+        moved = [
+            other for other in material
+            if other != name and other in binding.params and other not in kept and properties[other].unit == properties[name].unit
+            and binding.params[other] != properties[other].default
+        ]  # fmt: skip
+        if moved and name in kept:
+            return f"the question gives {moved[0]} but not {name}, which the skill has only for the verified material"
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -300,6 +328,8 @@ def _call_slots(code: str, names: tuple[str, ...]) -> dict[tuple[str, int], str]
         for position, argument in enumerate(call.args):
             if function and isinstance(argument, ast.Name) and argument.id in names:
                 slots.setdefault((function.lower(), position), argument.id)
+        if function and any(key[0] == function.lower() for key in slots):
+            slots.setdefault((function.lower(), -1), str(len(call.args)))  # how many it passes: another count is another call
     return slots
 
 
@@ -316,7 +346,10 @@ def _called_positions(query: str, code: str, names: list[str]) -> dict[int, str]
     for call in _CALL.finditer(query):
         function = call.group(1).rsplit(".", 1)[-1].lower()
         offset = call.start(2)
-        for position, argument in enumerate(call.group(2).split(",")):
+        arguments = call.group(2).split(",")
+        if slots.get((function, -1)) != str(len(arguments)) or "=" in call.group(2):
+            continue  # "linspace(3.42, 3.62, 9, False)", "linspace(..., endpoint=False)": not the call the code makes
+        for position, argument in enumerate(arguments):
             text = argument.strip()
             if re.fullmatch(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text) and (function, position) in slots:
                 found[offset + argument.index(text)] = slots[(function, position)]
@@ -448,6 +481,15 @@ def bind(skill: Skill, query: str) -> Binding:
     if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures and not of_lattice:
         shown = ", ".join(sorted(asked_structures))  # "copper in the A2 (bcc) structure" of a skill that builds fcc copper
         raise BindingDeclined(f"the question asks about the {shown} structure; the skill builds {', '.join(sorted(verified_structures))}")
+    asked_groups = stated_groups(query)
+    own_groups = stated_groups("\n".join([*verified_texts_of(skill), skill.code])) if asked_groups and not structure_params else set()
+    if own_groups and not lattice and not asked_groups <= own_groups:  # "graphite, P6_3/mmc" for a skill that builds Fd-3m
+        raise BindingDeclined(f"the question states space group {_group_names(asked_groups - own_groups)}; the skill builds {_group_names(own_groups)}")
+    if not substance_only:  # "Cinnabar (HgS) in the rock-salt structure": a mineral the prototype library builds otherwise
+        reference = asked_groups | stated_groups("\n".join([*verified_texts_of(skill), skill.code]))
+        for mention in (m for m in asked if m.kind == "name" and not m.element and prototype_groups(m.text) and reference):
+            if not prototype_groups(mention.text) & reference:
+                raise BindingDeclined(f"the question names {mention.text}, a mineral of another structure than {_group_names(reference)}")
     strange = unknown_structure(query) if verified_structures else None
     if strange:  # "the A15 structure": not one this skill was verified on, nor one it can be told to build
         raise BindingDeclined(f"the question names a structure ({strange}) this skill does not know")
@@ -484,6 +526,10 @@ def bind(skill: Skill, query: str) -> Binding:
     problems = domain_problems(skill, binding.params, unset="the question does not state")  # a hidden constant; a list without its compound
     if problems:
         raise BindingDeclined(problems[0])
+    own_substance = any(equal_mentions(k, a) for k in known if k.kind != "number" for a in asked if a.kind != "number")
+    sibling = None if own_substance else _unstated_sibling(binding, properties, kinds, skill.tunables)
+    if sibling:  # "magnesium with c = 5.3 Å" keeps magnesium's a; "a hexagonal cell with a = 2.951 Å" has no c
+        raise BindingDeclined(sibling)
     return binding
 
 
@@ -618,8 +664,10 @@ def _bind_numbers(
         if mention.start in ranged:  # a range goes to the two parameters the verified question stated as one, in order
             unit = properties[ranged[mention.start]].unit  # "from 350 to 370 pm" never sets a range in Å
             strengths = {name: 4.0 if name == ranged[mention.start] and not units_differ(mention.unit, unit) else 0.0 for name in numeric}
-        slot = called.get(mention.start)
-        if slot is not None and slot in strengths and not units_differ(mention.unit, properties[slot].unit):
+        slot = called.get(mention.start)  # where the verified value is of the same size: "linspace(10.0, 11.8, 9)" of volumes is no lattice constant
+        default = properties[slot].default if slot is not None else None
+        near = not isinstance(default, (int, float)) or not default or 0.5 <= (mention.number or 0) / default <= 2.0
+        if slot is not None and slot in strengths and near and not units_differ(mention.unit, properties[slot].unit):
             strengths = {name: 5.0 if name == slot else 0.0 for name in numeric}  # "linspace(3.42, 3.62, 11)": the code's own call
         listed_with = partner(query, asked, mention)
         words = {b.name: b.words for b in binding.bound}

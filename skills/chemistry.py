@@ -25,7 +25,7 @@ __all__ = [
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
     "homonuclear", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_symbol", "formula_counts", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
-    "ring_chain_tautomers", "same_tautomers",
+    "ring_chain_tautomers", "prototype_table", "mineral_formulas",
 ]  # fmt: skip
 
 _FORMULA = re.compile(r"(?:[A-Z][a-z]?\d*|\((?:[A-Z][a-z]?\d*)+\)\d+)+")  # a bracketed group takes a count: Ca3(PO4)2, Mg(OH)2
@@ -123,33 +123,6 @@ def flat_smiles(text: str) -> str | None:
     return str(_rdkit().MolToSmiles(mol))
 
 
-@cache
-def _tautomer_key(text: str) -> str | None:
-    """RDKit's canonical tautomer of ``text``, without stereochemistry (None for what it cannot read or a large molecule)."""
-    mol = molecule(text)
-    if mol is None or mol.GetNumHeavyAtoms() > 60:
-        return None
-    from rdkit.Chem.MolStandardize import rdMolStandardize
-
-    enumerator = rdMolStandardize.TautomerEnumerator()
-    enumerator.SetMaxTautomers(200)
-    canonical = enumerator.Canonicalize(mol)
-    _rdkit().RemoveStereochemistry(canonical)
-    return str(_rdkit().MolToSmiles(canonical))
-
-
-def same_tautomers(a: str, b: str) -> bool:
-    """Whether two SMILES are tautomers of one compound (metformin's ``CN(C)C(=N)N=C(N)N`` and ``CN(C)C(=N)NC(=N)N``).
-
-    >>> same_tautomers("CN(C)C(=N)N=C(N)N", "CN(C)C(=N)NC(=N)N"), same_tautomers("CC(=O)C", "CC(O)=C"), same_tautomers("CCO", "COC")
-    (True, True, False)
-    """
-    if smiles_formula(a) != smiles_formula(b):
-        return False
-    key = _tautomer_key(a)
-    return key is not None and key == _tautomer_key(b)
-
-
 def ring_chain_tautomers(chain: str, ring: str) -> bool:
     """Whether ``ring`` is the cyclic hemiacetal (or hemiketal) of ``chain``: opening one of its rings at the carbon that bears
     both the ring oxygen and an OH (that OH becoming the C=O, the ring oxygen an OH) gives ``chain``, as glucopyranose opens to
@@ -219,14 +192,62 @@ def resolve_name(phrase: str) -> NamedChemical | None:
         found = search_chemical(phrase)
     except ValueError:  # not in the database
         found = None
+    mineral = mineral_formulas().get(phrase, frozenset()) if found is not None and not element else frozenset()
+    if len(mineral) == 1:  # "chalcopyrite", "ilmenite": the mineral, not the hydrate the name database lists under its name
+        return NamedChemical(formula=next(iter(mineral)), name=phrase)
     if found is None:
         return NamedChemical(formula=element, element=element) if element else None
+    written = re.search(r"\(([A-Z][A-Za-z0-9]*)\)\s*$", found.common_name or "")  # "magnetite (Fe3O4)": not its FeO entry
     try:
         formula = formula_text(found.formula)
+        if written and not element and not same_formula(written.group(1), formula):
+            return NamedChemical(formula=formula_text(written.group(1)), name=found.common_name)
     except (ValueError, KeyError):  # ions and formulas pymatgen does not read ("O-2")
         return NamedChemical(formula=element, element=element) if element else None
     smiles = canonical_smiles(found.smiles) if found.smiles else None
     return NamedChemical(formula=formula, smiles=smiles, element=element, name=found.common_name)
+
+
+_NOT_MINERALS = frozenset("alpha beta gamma delta high low red black white theoretical cubic hexagonal orthorhombic tetragonal".split())
+"""Words of the prototype library's labels that name no mineral ("alpha", "High Pressure …")."""
+
+
+@cache
+def prototype_table() -> dict[str, tuple[frozenset[str], frozenset[int]]]:
+    """Each one-word mineral or prototype name (lowercase) of pymatgen's AFLOW prototype library (``aflow_prototypes.json.gz``):
+    the formulas of its prototype structures and their space-group numbers."""
+    import gzip
+    import json
+    from collections import Counter
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    spec = find_spec("pymatgen.analysis.prototypes")
+    path = Path(spec.origin).with_name("aflow_prototypes.json.gz") if spec is not None and spec.origin else None
+    if path is None or not path.exists():
+        return {}
+    formulas: dict[str, set[str]] = {}
+    groups: dict[str, set[int]] = {}
+    for entry in json.loads(gzip.open(path).read()):
+        tags = entry.get("tags", {})
+        label = str(tags.get("aflow", "")).split("_")
+        counts = Counter(species["element"] for site in entry["snl"]["sites"] for species in site["species"])
+        try:
+            formula = formula_text(Composition(dict(counts)).reduced_formula)
+        except (ValueError, KeyError):
+            continue
+        for name in str(tags.get("mineral") or "").split(","):
+            word = name.strip().lower()
+            if re.fullmatch(r"[a-z]{4,}", word) and word not in _NOT_MINERALS:
+                formulas.setdefault(word, set()).add(formula)
+                if len(label) > 2 and label[2].isdigit():
+                    groups.setdefault(word, set()).add(int(label[2]))
+    return {word: (frozenset(found), frozenset(groups.get(word, ()))) for word, found in formulas.items()}
+
+
+def mineral_formulas() -> dict[str, frozenset[str]]:
+    """The formulas of each one-word mineral or prototype name of the prototype library (``prototype_table``)."""
+    return {word: formulas for word, (formulas, _) in prototype_table().items()}
 
 
 _COUNTS = {"di": 2, "tri": 3, "tetra": 4}

@@ -27,6 +27,7 @@ from skills.chemistry import resolve_name
 from skills.mentions import Mention, stem
 from skills.minerals import names_formula, prototype_names
 from skills.structures import structure_mentions
+from skills.substances import equal_mentions
 from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
@@ -103,6 +104,21 @@ _NAMING_HOW = frozenset(stem(w) for w in "count compute calculate report".split(
 disqualification where the skill's vocabulary explains them."""
 
 
+_LIMITING = frozenset(
+    stem(w)
+    for w in "only not no without except exclude ignore skip drop omit leave remove strip instead rather off out cutoff threshold limit".split()
+)
+"""How-words that narrow or change what is counted ("counting only …", "skips heterocycles"): a sentence holding one
+frames nothing."""
+
+
+def _limits(word: str) -> bool:
+    """Whether ``word`` is one of ``_LIMITING`` in any inflection ("skips", "excluding", "dropped")."""
+    forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
+    forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}
+    return not forms.isdisjoint(_LIMITING) or word.endswith("n't")
+
+
 def _naming(word: str) -> bool:
     """Whether ``word`` is one of ``_NAMING_HOW`` in any inflection ("counts", "computing")."""
     return not {stem(word), stem(word.removesuffix("s")), stem(word.removesuffix("ing"))}.isdisjoint(_NAMING_HOW)
@@ -134,10 +150,17 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
     for position, text in spans:
         written = [w.removesuffix("'s").strip("'") for w in re.findall(r"[A-Za-z][A-Za-z0-9_']*", text)]
         words = [w.lower() for w in written]
-        holds_value = any(position <= m.start < position + len(text) for m in asked if m.kind == "number")  # a substance binds
-        if holds_value or any(_says_how(w) and not (_naming(w) and explains(vocabulary, w)) for w in words):
+        inside = [m for m in asked if position <= m.start < position + len(text)]
+        outside = [m for m in asked if m.kind != "number" and m not in inside]
+        # A number, or a substance the request does not name again ("I'm studying gold nanoclusters. What is the lattice
+        # constant?"): what the sentence states is asked about, not framing.
+        holds_value = any(m.kind == "number" or not any(equal_mentions(m, o) for o in outside) for m in inside)
+        if holds_value or any(_limits(w) for w in words):
             continue
-        found |= {w for w, as_written in zip(words, written, strict=True) if _frames(w, acronyms, as_written)}
+        # From its first how-word on ("… by aromatic ring count", "… with DFT"), the sentence says how: those words must be
+        # explained on their own; the words before it only frame ("We're filtering an antimalarial set").
+        how = next((i for i, w in enumerate(words) if _says_how(w) and not (_naming(w) and explains(vocabulary, w))), len(words))
+        found |= {w for w, as_written in zip(words[:how], written[:how], strict=True) if _frames(w, acronyms, as_written)}
     return found - structural_words(query) if structural else found
 
 

@@ -235,10 +235,20 @@ SUPERLATIVES = frozenset(
 """Words that pick one of several ("the *weakest* peak", "the *first* site"): a skill picks the one it was verified on."""
 
 
+_PICKING_ALIKE = (
+    frozenset("smallest shortest lowest minimum min least closest nearest".split()),
+    frozenset("largest biggest highest longest maximum max greatest strongest".split()),
+)
+"""Superlatives that pick the same one of several, the least or the most ("the smallest distance" is the shortest, the
+code's ``min``): a skill verified on one picks what the others ask for."""
+
+
 def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
-    """A superlative ("weakest", "second-nearest" is caught as a modifier) the skill's vocabulary does not explain."""
+    """A superlative ("weakest", "second-nearest" is caught as a modifier) the skill's vocabulary does not explain, itself
+    or by another of the same pick (``_PICKING_ALIKE``)."""
     for word in re.findall(r"[A-Za-z]+", query):
-        if word.lower() in SUPERLATIVES and not explains(vocabulary, word):
+        alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
+        if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
             return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
     return None
 

@@ -14,6 +14,7 @@ number ("300 K" is a temperature, not potassium).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, replace
@@ -384,9 +385,39 @@ def content_words(text: str, mentions: list[Mention] | None = None) -> set[str]:
     return set(kept) - _GENERIC - {stem(w) for w in _PARAPHRASE}
 
 
-_NEGATIONS = frozenset("no not without non never nor except excluding".split())
+_NEGATIONS = frozenset("no not without non never nor nothing except excluding".split())
 _PREPOSITIONS = frozenset("of for in on at to from by into onto".split())  # "no relaxation of atoms": the negation ends at "of"
 _NEGATING_PAIRS = frozenset({("rather", "than"), ("other", "than"), ("instead", "of")})
+
+
+_GROUP_SYMBOL = re.compile(r"(?<![\w-])[PIFCRAB][a-z0-9_/-]{1,10}(?![\w/-])")
+"""What may be a Hermann–Mauguin space-group symbol as written ("Fm-3m", "P6_3/mmc", "P4_2/mnm", "R-3c")."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_group_symbol(token: str) -> bool:
+    """Whether pymatgen reads ``token`` (with a digit in it: "Pm", "Fe" are none) as a space group's symbol."""
+    if not re.search(r"\d", token):
+        return False
+    from pymatgen.symmetry.groups import SpaceGroup
+
+    try:
+        SpaceGroup(token)
+    except ValueError:
+        return False
+    return True
+
+
+def group_symbol_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` writes a space group by its Hermann–Mauguin symbol."""
+    return [m.span() for m in _GROUP_SYMBOL.finditer(text) if _is_group_symbol(m.group())]
+
+
+def _plain_letters(text: str) -> str:
+    """``text`` with each accented letter as its plain one ("wüstite" → "wustite", "Å" → "A"), one character for one."""
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKD", c)[0] if unicodedata.normalize("NFKD", c)[0].isascii() else c for c in text)
 
 
 def question_words(text: str, mentions: list[Mention] | None = None) -> list[tuple[str, str, bool]]:
@@ -395,6 +426,8 @@ def question_words(text: str, mentions: list[Mention] | None = None) -> list[tup
     punctuation) and whether a negation stands within three words before it ("no relaxation", "not the cohesive energy")."""
     found = mentions if mentions is not None else find_mentions(text)
     spans = format_spans(text) + [(m.start, m.end) for m in found] + [(s, e) for s, e, _ in unit_spans(text)]
+    spans += group_symbol_spans(text)  # "P4_2/mnm" is a symbol, not the word "mnm"
+    text = _plain_letters(text)  # "wüstite" is one word (the same length: spans keep their places)
     words: list[tuple[str, str, bool]] = []
     previous, end, negation = "", -1, 0
     for m in re.finditer(r"[A-Za-z][A-Za-z']*", text):

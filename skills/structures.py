@@ -95,9 +95,6 @@ def unknown_structure(text: str) -> str | None:
     return None
 
 
-_SYMBOL = re.compile(r"(?<![\w-])[PIFCRAB](?:[-\d_/a-z]|\d){1,12}(?![\w/-])")
-
-
 def stated_groups(text: str) -> set[int]:
     """The space-group numbers ``text`` states, by Hermann–Mauguin symbol ("Fm-3m", "P6_3/mmc") or by structure type.
 
@@ -106,15 +103,10 @@ def stated_groups(text: str) -> set[int]:
     """
     from pymatgen.symmetry.groups import SpaceGroup
 
+    from skills.mentions import group_symbol_spans
+
     found = {GROUPS[name] for name in structures(text) if name in GROUPS}
-    for match in _SYMBOL.finditer(text):
-        if not re.search(r"\d", match.group()):
-            continue  # "Pm", "Fe": no group written without a digit
-        try:
-            found.add(int(SpaceGroup(match.group()).int_number))
-        except ValueError:
-            continue
-    return found
+    return found | {int(SpaceGroup(text[start:end]).int_number) for start, end in group_symbol_spans(text)}
 
 
 def crystal_family(group: int) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, same_tautomers, smiles_formula
+from skills.chemistry import flat_smiles, formula_elements, ring_chain_tautomers, same_formula, smiles_formula
 from skills.domain import ENTITY_KINDS, same_value
 from skills.mentions import Mention, same_amount
 from skills.minerals import names_formula
@@ -61,11 +61,7 @@ def equal_mentions(a: Mention, b: Mention) -> bool:
     if written.kind != "smiles" or named.kind not in ("name", "formula") or written.smiles is None:
         return False
     if named.smiles:  # the name's database SMILES: the same connectivity (a name seldom says which stereoisomer), or its other
-        return (
-            flat_smiles(named.smiles) == flat_smiles(written.smiles)
-            or ring_chain_tautomers(named.smiles, written.smiles)  # its ring form
-            or same_tautomers(named.smiles, written.smiles)  # another tautomer, as the name database writes it
-        )
+        return flat_smiles(named.smiles) == flat_smiles(written.smiles) or ring_chain_tautomers(named.smiles, written.smiles)  # ring form
     return named.formula is not None and same_formula(named.formula, smiles_formula(written.smiles) or "")
 
 
@@ -136,7 +132,9 @@ def parts_left_out(mentions: list[Mention], text: str) -> list[Mention]:
     for formula in (m for m in kept if m.kind == "formula" and len(_elements(m)) > 1):
         for side in (-1, 1):
             names = _beside(kept, formula, side, text)
-            if names and {e for n in names for e in _elements(n)} == set(_elements(formula)):
+            # A one-word name of another formula of the same elements contradicts it: "magnetite (Fe2O3)" is Fe3O4 or Fe2O3.
+            other = len(names) == 1 and " " not in names[0].text and names[0].formula and not same_formula(names[0].formula, formula.formula or "")
+            if names and not other and {e for n in names for e in _elements(n)} == set(_elements(formula)):
                 described |= {n.start for n in names}
     return [m for m in kept if m.start not in described]
 

@@ -83,8 +83,7 @@ GLOSSARY = {
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
     ("charge neutrality", "charge balance"), ("isolated atom", "free atom"), ("lattice constant", "lattice parameter"),
-    ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"), ("mass fraction", "content"),
-    ("international symbol", "hermann mauguin symbol"),
+    ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""

@@ -185,7 +185,7 @@ def test_a_value_for_a_parameter_the_skill_does_not_have_declines():
 
 def test_one_word_is_never_bound_to_two_parameters():
     skill = lifted(HCP_CODE, HCP_QUERY)
-    declines(skill, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "a = c = 3.3 Å"), "speaks of a")
+    declines(skill, HCP_QUERY.replace("a = 3.209 Å and c = 5.211 Å", "a = c = 3.3 Å"), "speaks of a|gives c but not a")
 
 
 def test_a_number_two_parameters_could_take_declines():

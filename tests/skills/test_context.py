@@ -12,6 +12,7 @@ import pytest
 from skills.binding import BindingDeclined, bind
 from skills.context import framing_words, substance_names
 from skills.mentions import find_mentions
+from skills.terms import explaining_forms
 from tests.skills.test_binding import lifted
 
 LIBRARY = Path(__file__).resolve().parents[2] / "skills" / "library"
@@ -186,10 +187,10 @@ def test_another_name_of_the_formula_binds(library, query, expected):
             "What is the density (unit: g/cm^3) of periclase MgO with a cubic lattice constant of 4.212 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
             "periclase",
         ),
-        (  # the prototype library builds anatase in another space group than the rock-salt structure stated
+        (  # the prototype library builds cinnabar in another space group than the rock-salt structure stated
             "pymatgen_rocksalt_density_nacl",
-            "Anatase (TiO2) in the rock-salt structure with a = 4.59 Å: what density (unit: g/cm^3) does pymatgen give? Return a float rounded to 4 decimal places.",
-            "anatase",
+            "Cinnabar (HgS) in the rock-salt structure with a = 5.85 Å: what density (unit: g/cm^3) does pymatgen give? Return a float rounded to 4 decimal places.",
+            "(?i)cinnabar",
         ),
         (  # a name of another formula than the one given
             "pymatgen_oxygen_mass_fraction_al2o3",
@@ -238,7 +239,44 @@ def test_a_structure_type_beside_a_composition_says_nothing_of_it_and_everything
 
 def test_an_interval_of_the_answers_form_is_no_value():
     query = (
-        "For a fertiliser spec sheet I need the nitrogen content of ammonium nitrate, NH4NO3, as a mass fraction (not percent). "
+        "For a fertiliser spec sheet I need the nitrogen mass fraction of ammonium nitrate, NH4NO3. "
         "Compute it with pymatgen's Composition and return a float in [0, 1] rounded to 4 decimal places."
     )
     assert bind(library_skill("pymatgen_oxygen_mass_fraction_al2o3"), query).params == {"element": "N", "formula": "NH4NO3"}
+
+
+def test_a_framing_sentence_frames_until_it_says_how_and_a_limiting_word_frames_nothing():
+    vocabulary = explaining_forms({"aromatic", "ring", "count", "rdkit"})
+    filtering = "We're filtering a statin set by aromatic ring count. For quinine, how many?"
+    assert {"filtering", "statin"} <= framing_words(filtering, [], vocabulary=vocabulary)
+    ranking = "We're ranking statins by lipophilicity. For lidocaine, what logP?"
+    assert "statins" in framing_words(ranking, []) and "lipophilicity" not in framing_words(ranking, [])  # said how: explained or not
+    assert framing_words("We're counting only heavy atoms in statins. How many?", [], vocabulary=vocabulary) == set()
+    assert framing_words("I'm screening statins without hydrogens. How many?", [], vocabulary=vocabulary) == set()
+
+
+def test_a_space_group_symbol_and_an_accented_name_are_read_whole():
+    from skills.mentions import question_words
+
+    words = [w for w, _, _ in question_words("Rutile TiO2 (P4_2/mnm) next to wüstite FeO in Fm-3m")]
+    assert "mnm" not in words and "fm" not in words and "wustite" in words
+
+
+@pytest.mark.parametrize(
+    ("library", "query"),
+    [  # what an attack on name, framing, call and lattice matching found: each would have been answered wrongly
+        ("ase_emt_cu_bulk_modulus", "Nickel, fcc, ASE EMT: bulk modulus in GPa from an EquationOfState fit to the energies of bulk('Ni', 'fcc', a=a) for cell volumes numpy.linspace(10.0, 11.8, 9). Float, 4 decimal places."),
+        ("ase_emt_cu_bulk_modulus", "Nickel, fcc, ASE EMT: bulk modulus in GPa from an EquationOfState fit to the energies of bulk('Ni', 'fcc', a=a) for lattice constants numpy.linspace(3.42, 3.62, 9, False). Float, 4 decimal places."),
+        ("pymatgen_oxygen_mass_fraction_al2o3", "What is the oxygen content of Al2O3 as a mole fraction, computed with pymatgen? Return a float between 0 and 1 rounded to 4 decimal places."),
+        ("spglib_spacegroup_nacl", "What is the Hermann-Mauguin symbol of the point group of rock-salt NaCl with a = 5.64 Å, as found by spglib? Return a string."),
+        ("pymatgen_hcp_cell_volume_mg", "What is the volume (unit: Å^3) of the hexagonal unit cell with a = 2.951 Å, computed with pymatgen? Return a float rounded to 4 decimal places."),
+        ("pymatgen_hcp_cell_volume_mg", "What is the volume (unit: Å^3) of the unit cell of graphite with a = 2.46 Å and c = 6.70 Å, computed with pymatgen? Return a float rounded to 4 decimal places."),
+        ("rdkit_logp_ibuprofen", "What octanol/water partition coefficient does RDKit estimate for the keto form of acetylacetone, SMILES CC(O)=CC(C)=O? Return a float rounded to 4 decimal places."),
+        ("ase_emt_cu_lattice_constant", "I'm studying gold nanoclusters. What is the equilibrium fcc lattice constant (unit: Å) predicted by ASE's EMT potential, from an equation-of-state fit over 11 evenly spaced lattice constants from 4.0 to 4.2 Å? Return a float rounded to 4 decimal places."),
+        ("pymatgen_si_nearest_neighbour", "Graphite (C, space group P6_3/mmc) has a = 2.46 Å. What is the nearest-neighbour C-C distance (unit: Å), computed with pymatgen by searching the neighbours of one atom within 3.0 Å? Return a float rounded to 4 decimal places."),
+        ("pymatgen_molar_mass_fe2o3", "What is the molar mass (unit: g/mol) of magnetite (Fe2O3) according to pymatgen? Return a float rounded to 4 decimal places."),
+    ],
+)
+def test_what_an_attack_on_names_framing_calls_and_lattices_found_declines(library, query):
+    with pytest.raises(BindingDeclined):
+        bind(library_skill(library), query)

@@ -96,3 +96,13 @@ def test_an_equation_of_the_same_shape_as_the_verified_one_binds_and_another_dec
     assert own_formula(vacancy, "the vacancy (E_f = E(N-1) - (N-1)/N E(N)) in Ni") is None
     assert own_formula(vacancy, "with the removed atom taken to the free atom (E_f = E(N-1) + E_atom - E(N))?")
     assert own_formula(["What is the TPSA of ethanol?"], "What is the TPSA of caffeine (CN1C=NC2=C1C(=O)N(C(=O)N2C)C)?") is None
+
+
+def test_a_superlative_that_picks_the_same_one_is_explained_by_another_of_its_pick():
+    from skills.meaning import other_superlative
+    from skills.terms import explaining_forms
+
+    vocabulary = explaining_forms({"shortest", "distance", "neighbour"})
+    assert other_superlative(vocabulary, "take the smallest distance among the neighbours") is None
+    assert other_superlative(vocabulary, "take the largest distance among the neighbours") is not None
+    assert other_superlative(vocabulary, "the weakest peak") is not None
