@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
-from skills.context import aside_words, framing_words, substance_names
+from skills.context import ALTERING, aside_words, framing_words, substance_names
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
@@ -235,6 +235,9 @@ def _formula_names(query: str, asked: list[Mention]) -> list[tuple[Mention, str]
             ion = next((m for m in asked if m.start == named.start(2) and m.kind == "name"), None)  # "titanate", read as Ti
             if ion is not None and not set(formula_elements(ion.formula or "")) <= set(formula_elements(mention.formula or "")):
                 continue  # "sodium sulfate (NaCl)": the ion's elements are not the formula's
+            whole = resolve_name(f"{named.group(1)} {named.group(2)}")
+            if whole is not None and whole.formula and not same_formula(whole.formula, mention.formula or ""):
+                continue  # "sodium sulfite (Na2SO4)": the compound so named is another
             if element is not None:
                 found.append((element, named.group(2)))
     return found
@@ -285,6 +288,19 @@ def _structure_words_of_system(query: str, family: str) -> set[str]:
     mineral's name is none: "graphite" says how its layers stack, which a lattice alone does not)."""
     mentions = [m for m in structure_mentions(query) if m.name in GROUPS and crystal_family(GROUPS[m.name]) == family]
     return {w.lower() for m in mentions for w in re.findall(r"[A-Za-z]+", m.text)}
+
+
+_FILE = re.compile(r"[\w-]+\.(?:txt|csv|dat|json|cif|xyz|sdf|mol|pdb|vasp|poscar)\b", re.IGNORECASE)
+
+
+def _other_file(skill: Skill, query: str) -> str | None:
+    """A file the question names that neither the skill's code nor its verified questions name ("my_groups.txt" for RDKit's
+    FunctionalGroups.txt): the skill reads its own."""
+    known = "\n".join([*verified_texts_of(skill), skill.code]).lower()
+    for match in _FILE.finditer(query):
+        if match.group().lower() not in known:
+            return f"the question names the file {match.group()}, which this skill was not verified with"
+    return None
 
 
 def verified_texts_of(skill: Skill) -> list[str]:
@@ -411,7 +427,7 @@ def bind(skill: Skill, query: str) -> Binding:
     naming = {element.start for element, _ in named_by}  # the lithium of "lithium superoxide, LiO2"
     naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
-    other = _systematic_name_of_another(query, asked)
+    other = _systematic_name_of_another(query, asked) or _other_file(skill, query)
     if other:
         raise BindingDeclined(other)
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
@@ -443,6 +459,9 @@ def bind(skill: Skill, query: str) -> Binding:
     else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
     unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
+    if not substance_only:  # "for the melts", "the (111) surface": common words that make the crystal another thing
+        written = {w for w, _, _ in question_words(query, asked)}
+        unexplained += [w for w in sorted(written & ALTERING) if not explains(vocabulary, w) and w not in unexplained]
     unexplained += [w for _, w in aside_words(query, asked) if w not in framing and not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])

@@ -31,7 +31,7 @@ from skills.substances import equal_mentions
 from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
-__all__ = ["substance_names", "framing_words", "structural_words", "aside_words"]
+__all__ = ["ALTERING", "substance_names", "framing_words", "structural_words", "aside_words"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
@@ -64,7 +64,8 @@ _PROPERTY_SHAPED = re.compile(r"^(?:isotop|deuter|triti|enrich|label|electroneg|
 """Words that say which isotopes, hydrate or scale a value is of (deuterium, enriched, dihydrate, electronegativity): never
 another name of a formula, whatever the name database resolves them to."""
 _SUBSTANCE_SHAPED = re.compile(
-    r"(?:hydrate|mer|mers|cycle|cycles|ate|ates|ite|ites|ide|ides|ol|ols|ine|ines|ane|ene|yne|ium)$|" + _PROPERTY_SHAPED.pattern
+    r"(?:hydrate|mer|mers|cycle|cycles|ate|ates|ite|ites|ide|ides|ol|ols|ine|ines|ane|ene|yne|ium|ions?|esters?|salts?|analogues?"
+    r"|analogs?|conjugates?|derivatives?|isomers?|tautomers?|forms?)$|" + _PROPERTY_SHAPED.pattern
 )
 """Words shaped like a substance or a class of them (dihydrate, dimer, heterocycles, manganate, thiols, hydrogens) or like
 a property of what is computed (isotopic, deuterated, electronegativity): never passed over as framing."""
@@ -82,9 +83,16 @@ def _frames(word: str, acronyms: set[str], written: str = "", named: bool = Fals
     return named or resolve_name(word) is None
 
 
-_STRUCTURAL = frozenset(
+ALTERING = frozenset(
+    "supercell slab surface film films layer layers monolayer strained doped defect defects melt melts molten liquid liquids "
+    "amorphous glass glasses wire wires nanowire nanowires cluster clusters nanocluster nanoclusters nanoparticle nanoparticles "
+    "interface interfaces grain grains boundary boundaries vacancy vacancies divacancy divacancies".split()
+)
+"""Ordinary words that make a crystal another thing (a surface, a melt, a defect): a skill that builds a crystal must explain
+them, however common."""
+_STRUCTURAL = ALTERING | frozenset(
     "cubic hexagonal tetragonal orthorhombic monoclinic triclinic trigonal rhombohedral structure structures phase phases "
-    "polymorph polymorphs type lattice cell supercell slab surface film films layer layers strained doped defect defects".split()
+    "polymorph polymorphs type lattice cell".split()
 )
 """Words that can say which structure is meant: never framing for a skill that builds one."""
 
@@ -117,6 +125,15 @@ def _limits(word: str) -> bool:
     forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
     forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}
     return not forms.isdisjoint(_LIMITING) or word.endswith("n't")
+
+
+def _varies(word: str, vocabulary: frozenset[str]) -> bool:
+    """Whether ``word`` is another form of what the skill computes that its vocabulary does not explain ("divacancies" of
+    a vacancy skill): it says which thing, never frames."""
+    if explains(vocabulary, word):
+        return False
+    stems = {stem(w) for w in vocabulary if len(w) >= 5}
+    return any(len(s) >= 5 and s in word for s in stems)
 
 
 def _naming(word: str) -> bool:
@@ -160,7 +177,10 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
         # From its first how-word on ("… by aromatic ring count", "… with DFT"), the sentence says how: those words must be
         # explained on their own; the words before it only frame ("We're filtering an antimalarial set").
         how = next((i for i, w in enumerate(words) if _says_how(w) and not (_naming(w) and explains(vocabulary, w))), len(words))
-        found |= {w for w, as_written in zip(words[:how], written[:how], strict=True) if _frames(w, acronyms, as_written)}
+        found |= {
+            w for w, as_written in zip(words[:how], written[:how], strict=True)
+            if _frames(w, acronyms, as_written) and not _varies(w, vocabulary)
+        }  # fmt: skip
     return found - structural_words(query) if structural else found
 
 

@@ -235,12 +235,9 @@ SUPERLATIVES = frozenset(
 """Words that pick one of several ("the *weakest* peak", "the *first* site"): a skill picks the one it was verified on."""
 
 
-_PICKING_ALIKE = (
-    frozenset("smallest shortest lowest minimum min least closest nearest".split()),
-    frozenset("largest biggest highest longest maximum max greatest strongest".split()),
-)
-"""Superlatives that pick the same one of several, the least or the most ("the smallest distance" is the shortest, the
-code's ``min``): a skill verified on one picks what the others ask for."""
+_PICKING_ALIKE = (frozenset("smallest shortest minimum min".split()),)
+"""Superlatives that pick the same one of several ("the smallest distance" is the shortest, the code's ``min``): a skill
+verified on one picks what the others ask for. Not "highest" for "strongest": the highest-angle peak is another."""
 
 
 def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:

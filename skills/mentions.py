@@ -36,7 +36,8 @@ _FORMAT = [
     r"\b(?:rounded|round(?:ed)?\s+off)?\s*(?:to\s+)?\d+\s*(?:decimal\s+places?|decimals?|d\.?p\.?|significant\s+(?:figures|digits)|sig\.?\s*figs?|digits?)\b",
     r"\bto\s+\d+\s+places\b",
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
-    r"(?:\bin\s+|\bfrom\s+|\()?\[\s*0(?:\.0)?\s*,\s*1(?:\.0)?\s*\]|\(\s*0(?:\.0)?\s*(?:to|-|–)\s*1(?:\.0)?\s*\)",  # "a float in [0, 1]", "(0 to 1)"
+    # "a float in [0, 1]", "a weight fraction (0 to 1)": the answer's range, never "path lengths in [0, 1]"
+    r"\b(?:float|fraction|number|value)\s+(?:in\s+(?:the\s+range\s+)?)?[\[(]\s*0(?:\.0)?\s*(?:,|to|-|–)\s*1(?:\.0)?\s*[\])]",
     r"\^\s*[-+]?\d+",
     r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
     # How close the answer must be, not a value of the problem: "(±5% is fine)", "a tolerance of ±2 %".

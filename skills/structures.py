@@ -65,6 +65,8 @@ def structure_mentions(text: str) -> list[StructureMention]:
         before, after = text[match.start() - 1 : match.start()], text[match.end() : match.end() + 1]
         if (before and (before.isalnum() or before in "-_")) or (after and (after.isalnum() or after == "_")):
             continue  # a word that only contains one ("b1" of "sb1", "fcc111")
+        if re.fullmatch(r"[A-Za-z]\d", match.group()) and (before in "=#)]@/\\" and before or after in "=#([@/\\" and after):
+            continue  # a SMILES ring bond ("C1=CC=CC=C1"), not a Strukturbericht symbol
         name = next(key for key, value in match.groupdict().items() if value is not None)
         found.append(StructureMention(name, match.group(), match.start()))
     return found

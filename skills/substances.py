@@ -132,11 +132,21 @@ def parts_left_out(mentions: list[Mention], text: str) -> list[Mention]:
     for formula in (m for m in kept if m.kind == "formula" and len(_elements(m)) > 1):
         for side in (-1, 1):
             names = _beside(kept, formula, side, text)
-            # A one-word name of another formula of the same elements contradicts it: "magnetite (Fe2O3)" is Fe3O4 or Fe2O3.
-            other = len(names) == 1 and " " not in names[0].text and names[0].formula and not same_formula(names[0].formula, formula.formula or "")
+            # A name of another formula of the same elements contradicts it ("magnetite (Fe2O3)", "sodium sulfite (Na2SO4)");
+            # a generic one names any of them ("iron oxide (Fe3O4)", "lithium cobalt oxide, LiCoO2").
+            other = (
+                len(names) == 1 and bool(names[0].formula)
+                and not (_GENERIC_NAME.search(names[0].text) and not re.search(r"(?i)\w(?:ous|ic)\b|\(", names[0].text))
+                and not same_formula(names[0].formula or "", formula.formula or "")
+            )  # fmt: skip
             if names and not other and {e for n in names for e in _elements(n)} == set(_elements(formula)):
                 described |= {n.start for n in names}
     return [m for m in kept if m.start not in described]
+
+
+_GENERIC_NAME = re.compile(r"(?i)(?<!\w)(?:ox|sulf|sulph|selen|tellur|chlor|fluor|brom|iod|nitr|phosph|carb|hydr)ides?$")
+"""A compound's name by its elements alone ("iron oxide", "lithium cobalt oxide"): it names every ratio of them, unless an
+oxidation state says which ("cuprous oxide", "iron(III) oxide")."""
 
 
 def _beside(mentions: list[Mention], formula: Mention, side: int, text: str) -> list[Mention]:

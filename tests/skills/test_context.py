@@ -93,7 +93,7 @@ def test_a_skill_of_a_substance_alone_answers_through_framing_words(library, que
         (
             "pymatgen_rocksalt_density_nacl",
             "We're looking at rutile films. What is the density (unit: g/cm^3) of TiO2 with a cubic lattice constant of 4.59 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
-            "rutile",
+            "rutile|films",
         ),
     ],
 )
@@ -280,3 +280,44 @@ def test_a_space_group_symbol_and_an_accented_name_are_read_whole():
 def test_what_an_attack_on_names_framing_calls_and_lattices_found_declines(library, query):
     with pytest.raises(BindingDeclined):
         bind(library_skill(library), query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [  # a name of another compound of the same elements beside a formula is a second substance
+        "What is the oxidation state of sodium in sodium sulfite (Na2SO4), as guessed by pymatgen? Return an integer.",
+        "What is the oxidation state of Cu in cuprous oxide (CuO), as guessed by pymatgen? Return an integer.",
+    ],
+)
+def test_a_specific_name_of_another_compound_beside_a_formula_declines(query):
+    with pytest.raises(BindingDeclined):
+        bind(library_skill("pymatgen_oxidation_state_mn_kmno4"), query)
+
+
+def test_a_generic_or_matching_name_beside_a_formula_names_it():
+    skill = library_skill("pymatgen_oxidation_state_mn_kmno4")
+    ask = "What is the oxidation state of {} in {}, as guessed by pymatgen? Return an integer."
+    assert bind(skill, ask.format("iron", "iron oxide (Fe3O4)")).params == {"element": "Fe", "formula": "Fe3O4"}
+    assert bind(skill, ask.format("Cu", "cuprous oxide (Cu2O)")).params == {"element": "Cu", "formula": "Cu2O"}
+    assert bind(skill, ask.format("sodium", "sodium sulfate (Na2SO4)")).params == {"element": "Na", "formula": "Na2SO4"}
+
+
+@pytest.mark.parametrize(
+    ("library", "query"),
+    [  # what a second attack found: each would have been answered wrongly
+        ("pymatgen_xrd_cu_strongest_peak", "At what 2-theta angle (unit: degrees) is the highest-angle Cu K-alpha powder diffraction peak of fcc copper (a = 3.615 Å), computed with pymatgen? Return a float rounded to 4 decimal places."),
+        ("rdkit_fragments_benzyl", "Count the total number of molecular fragments for OCc1ccccc1CN using RDKit with fragment path lengths in [0, 1] and RDKit's default functional groups file. Return an integer."),
+        ("rdkit_fragments_benzyl", "Count the total number of molecular fragments for OCc1ccccc1CN using RDKit with fragment path lengths 1 to 6 and the functional groups in my_functional_groups.txt. Return an integer."),
+        ("ase_emt_cu_vacancy_formation", "We're tabulating values for divacancies. What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell, computed with ASE's EMT calculator? Return a float rounded to 4 decimal places."),
+        ("rdkit_molwt_aspirin", "We're tabulating weights for the methyl esters. What is the molecular weight (unit: g/mol) of aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) according to RDKit? Return a float rounded to 4 decimal places."),
+        ("pymatgen_rocksalt_density_nacl", "We're tabulating values for the melts. What is the density (unit: g/cm^3) of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen? Return a float rounded to 4 decimal places."),
+    ],
+)
+def test_what_a_second_attack_found_declines(library, query):
+    with pytest.raises(BindingDeclined):
+        bind(library_skill(library), query)
+
+
+def test_the_answers_range_is_no_value_but_a_range_of_a_setting_is():
+    skill = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
+    assert bind(skill, "What fraction of the mass of Fe2O3 is oxygen, computed with pymatgen? Return a float in [0, 1] rounded to 4 decimal places.").params == {"formula": "Fe2O3", "element": "O"}

@@ -18,3 +18,10 @@ def test_ase_names_of_structure_types_are_read_as_written_in_code():
 
     assert structures("ase.build.bulk('CsCl', 'cesiumchloride', a=4.12)") == {"cesiumchloride"}
     assert structures("LiFePO4, the olivine cathode") == {"olivine"}
+
+
+def test_a_smiles_ring_bond_is_no_strukturbericht_symbol():
+    from skills.structures import structures
+
+    assert structures("What canonical SMILES does RDKit give for phenol written as C1=CC=CC=C1O?") == set()
+    assert structures("NaCl in the B1 structure, CsCl (B2)") == {"rocksalt", "cesiumchloride"}
