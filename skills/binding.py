@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
-from skills.context import ALTERING, aside_words, framing_words, substance_names
+from skills.context import ALTERING, aside_words, framing_words, structure_names, substance_names
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
@@ -54,7 +54,7 @@ from skills.meaning import (
     unexplained_qualifiers,
 )  # fmt: skip
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
-from skills.minerals import prototype_groups, prototype_names
+from skills.minerals import prototype_groups
 from skills.numeric import (
     bound_ranges,
     entry_pairs,
@@ -263,12 +263,6 @@ _BUILDS_CRYSTAL = re.compile(r"\b(?:Structure|Lattice|from_spacegroup|bulk|cryst
 """What a code that builds a crystal calls (pymatgen's ``Structure``/``Lattice``, ASE's ``bulk``, ``crystal`` and surfaces)."""
 
 
-def _structure_names(query: str) -> set[str]:
-    """The words naming a structure type or a mineral prototype in ``query`` (lowercase)."""
-    words = {w.lower() for m in structure_mentions(query) for w in re.findall(r"[A-Za-z]+", m.text)}
-    return words | ({w.lower() for w in re.findall(r"[A-Za-z]+", query)} & prototype_names())
-
-
 _LATTICE_ONLY = re.compile(r"\bLattice\.(cubic|hexagonal|tetragonal|orthorhombic|rhombohedral|monoclinic)\(")
 _BUILDS_SITES = re.compile(r"\b(?:Structure|Molecule|Atoms|from_spacegroup|from_sites|bulk|molecule|crystal|read|from_file|from_str)\s*\(")
 
@@ -455,7 +449,7 @@ def bind(skill: Skill, query: str) -> Binding:
     # No word of the question can change a structure: the skill takes none, was verified on none and its code builds none.
     substance_only = not structure_params and not structures(verified) and not _BUILDS_CRYSTAL.search(skill.code)
     if substance_only:  # a composition's answer is the same in any structure ("LiFePO4 (the olivine cathode)")
-        framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary) | _structure_names(query)
+        framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary) | structure_names(query)
     else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
     unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
@@ -466,7 +460,7 @@ def bind(skill: Skill, query: str) -> Binding:
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
-    verified_texts = [verified, *skill.provenance.queries]
+    verified_texts = verified_texts_of(skill)
     other = (
         reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query)
         or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)

@@ -31,7 +31,7 @@ from skills.substances import equal_mentions
 from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
-__all__ = ["ALTERING", "substance_names", "framing_words", "structural_words", "aside_words"]
+__all__ = ["ALTERING", "substance_names", "framing_words", "structure_names", "structural_words", "aside_words"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
@@ -49,11 +49,15 @@ _HOW = frozenset(
 _ADJECTIVE = re.compile(r"(?:ic|ical|al|ive|ous|ed|ary|ar|ly)$")
 
 
+def _inflections(word: str) -> set[str]:
+    """The forms ``word`` (lowercase) may be an inflection of ("adds", "skipped", "counting", "excluding")."""
+    forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
+    return forms | {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}  # skipped, adding, excluding
+
+
 def _says_how(word: str) -> bool:
     """Whether ``word`` (lowercase) is one of ``_HOW`` in any inflection ("adds", "skipped", "counting")."""
-    forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
-    forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}  # skipped, adding, excluding
-    return not forms.isdisjoint(_HOW)
+    return not _inflections(word).isdisjoint(_HOW)
 _QUANTITY_WORDS = frozenset(
     stem(w)
     for w in "mass weight mole molar fraction percent percentage volume density energy charge ratio amount number count content "
@@ -97,12 +101,18 @@ _STRUCTURAL = ALTERING | frozenset(
 """Words that can say which structure is meant: never framing for a skill that builds one."""
 
 
+def structure_names(text: str) -> set[str]:
+    """The words (lowercase) of ``text`` naming a structure type ("rock salt", "olivine") or a mineral prototype ("cuprite")."""
+    words = {w.lower() for m in structure_mentions(text) for w in re.findall(r"[A-Za-z]+", m.text)}
+    return words | ({w.lower() for w in re.findall(r"[A-Za-z]+", text)} & prototype_names())
+
+
 def structural_words(query: str) -> set[str]:
     """The words (lowercase) of ``query`` that can name or change a structure: the structure types it names, crystal
     systems, mineral and prototype names, and the terms of the packages' own vocabulary."""
-    found = {w.lower() for m in structure_mentions(query) for w in re.findall(r"[A-Za-z]+", m.text)}
+    found = structure_names(query)
     for word in {w.lower() for w in re.findall(r"[A-Za-z]+", query)}:
-        if word in _STRUCTURAL or word in prototype_names() or not domain_terms().isdisjoint({word, stem(word)}):
+        if word in _STRUCTURAL or not domain_terms().isdisjoint({word, stem(word)}):
             found.add(word)
     return found
 
@@ -122,9 +132,7 @@ frames nothing."""
 
 def _limits(word: str) -> bool:
     """Whether ``word`` is one of ``_LIMITING`` in any inflection ("skips", "excluding", "dropped")."""
-    forms = {word, stem(word), word.removesuffix("s"), word.removesuffix("ed"), word.removesuffix("ing")}
-    forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]} | {f + "e" for f in forms}
-    return not forms.isdisjoint(_LIMITING) or word.endswith("n't")
+    return not _inflections(word).isdisjoint(_LIMITING) or word.endswith("n't")
 
 
 def _varies(word: str, vocabulary: frozenset[str]) -> bool:
@@ -195,7 +203,7 @@ def substance_names(query: str, asked: list[Mention]) -> set[str]:
         aside = re.match(r"\s*\(([A-Za-z][A-Za-z\s-]{0,40})\)", query[mention.end :])  # "LiFePO4 (the olivine cathode)"
         if aside and len(aside.group(1).split()) <= 4:
             written = re.findall(r"[A-Za-z]+", aside.group(1))
-            structural = {w for m in structure_mentions(aside.group(1)) for w in re.findall(r"[a-z]+", m.text.lower())} | prototype_names()
+            structural = structure_names(aside.group(1))
             if all(
                 w.lower() in structural or (_frames(w.lower(), acronyms, w) and not _says_how(w.lower()))
                 for w in written
