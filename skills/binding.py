@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, JsonValue
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
 from skills.context import ALTERING, aside_words, framing_words, structure_names, substance_names
+from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
 from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
@@ -143,7 +144,14 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
     texts.append(" ".join(_code_names(skill.code)))  # "MolLogP" written as the code writes it
     texts.append(documented_words(skill.code))  # "The average molecular weight of the molecule": what Descriptors.MolWt computes
+    if _FIRST_SITE.search(skill.code):
+        texts.append("first site")  # the neighbours of s[0]: of the first site
     return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
+
+
+_FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
+"""Code that looks around a structure's first site (``s.get_neighbors(s[0], r)``)."""
+_SITE_ZERO = re.compile(r"\b(?:site|atom|index)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 
 
 def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -> list[str]:
@@ -408,6 +416,10 @@ def bind(skill: Skill, query: str) -> Binding:
     verified = skill.provenance.query or skill.description
     properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
+    crystal = next((name for name, kind in kinds.items() if kind == "crystal"), None)
+    found_crystal = bind_crystal(skill, query, crystal) if crystal else None
+    if found_crystal is not None:  # the rest reads what the crystal did not take
+        query = found_crystal.query
     asked, known = find_mentions(query), find_mentions(verified)
     tables = [name for name, kind in kinds.items() if kind == "entries"]
     asked_pairs = entry_pairs(query, asked) if tables else []
@@ -421,6 +433,7 @@ def bind(skill: Skill, query: str) -> Binding:
     naming = {element.start for element, _ in named_by}  # the lithium of "lithium superoxide, LiO2"
     naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
+    naming |= found_crystal.taken if found_crystal is not None else set()  # "rock-salt KCl": the crystal's substance
     other = _systematic_name_of_another(query, asked) or _other_file(skill, query)
     if other:
         raise BindingDeclined(other)
@@ -435,6 +448,11 @@ def bind(skill: Skill, query: str) -> Binding:
             m for m in fresh if not (m.counted == "atom" and m.number and (m.number == 1 or m.number % product == 0 or m.number * product in counts))
         ]  # fmt: skip
 
+    if _FIRST_SITE.search(skill.code):  # "the neighbours of site 0": the code's own s[0], no value
+        fresh = [m for m in fresh if not (m.kind == "number" and m.number == 0 and _SITE_ZERO.search(query[: m.start]))]
+    if found_crystal is not None:  # "a0 = 5.658 Å" beside the code's Lattice.cubic(5.658): the value the crystal's call gave
+        given = {value for b in found_crystal.bound if isinstance(value := b.value, (int, float))}
+        fresh = [m for m in fresh if not (m.kind == "number" and m.number in given and m.unit in (None, "Å", "angstrom"))]
     differs = _answer_differs(skill, query)
     if differs:
         raise BindingDeclined(differs)
@@ -487,16 +505,22 @@ def bind(skill: Skill, query: str) -> Binding:
         return Binding()
 
     binding = Binding()
+    if found_crystal is not None:
+        for name, value in found_crystal.params.items():
+            _check_value(name, properties[name], value)
+            binding.params[name] = value
+        binding.bound += found_crystal.bound
+    crystal_changed = found_crystal is not None and found_crystal.changed
     if tables:
         _bind_entries(binding, tables, properties, asked_pairs, query)
     asked_structures, verified_structures = structures(query), structures(verified)
     of_lattice = bool(lattice) and all(name in GROUPS and crystal_family(GROUPS[name]) == lattice for name in asked_structures)
-    if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures and not of_lattice:
+    if verified_structures and not structure_params and asked_structures and asked_structures != verified_structures and not of_lattice and not crystal_changed:
         shown = ", ".join(sorted(asked_structures))  # "copper in the A2 (bcc) structure" of a skill that builds fcc copper
         raise BindingDeclined(f"the question asks about the {shown} structure; the skill builds {', '.join(sorted(verified_structures))}")
     asked_groups = stated_groups(query)
     own_groups = stated_groups("\n".join([*verified_texts_of(skill), skill.code])) if asked_groups and not structure_params else set()
-    if own_groups and not lattice and not asked_groups <= own_groups:  # "graphite, P6_3/mmc" for a skill that builds Fd-3m
+    if own_groups and not lattice and not asked_groups <= own_groups and not crystal_changed:  # "graphite, P6_3/mmc" for a skill that builds Fd-3m
         raise BindingDeclined(f"the question states space group {_group_names(asked_groups - own_groups)}; the skill builds {_group_names(own_groups)}")
     if not substance_only:  # "Cinnabar (HgS) in the rock-salt structure": a mineral the prototype library builds otherwise
         reference = asked_groups | stated_groups("\n".join([*verified_texts_of(skill), skill.code]))
@@ -508,7 +532,7 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question names a structure ({strange}) this skill does not know")
     if named:
         _bind_structure(binding, structure_params, properties, named)
-    structure = None if named else _structure_unsaid(verified_structures, asked_structures)
+    structure = None if named or crystal_changed else _structure_unsaid(verified_structures, asked_structures)
     verified_lines, asked_lines = _lines(verified), _lines(query)
     if verified_lines and asked_lines and asked_lines != verified_lines:  # "Mo Kα" or "Cu Kβ" for a skill verified with CuKa
         lines = ", ".join(sorted(asked_lines))

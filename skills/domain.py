@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
+from skills.crystals import crystal_problem
 from skills.documents import Skill
 from skills.parameter import Parameter
 from skills.params import ParameterError, params_text, validate_params
@@ -111,6 +112,8 @@ def value_problem(name: str, prop: Parameter, value: Any) -> str | None:
         formulas = [str(row[0]) for row in rows]
         if any(same_formula(a, b) for i, a in enumerate(formulas) for b in formulas[i + 1 :]):
             return f"{name} lists a formula twice"
+    if kind == "crystal" and (problem := crystal_problem(value)):
+        return f"{name}: {problem}"
     if kind == "smiles" and canonical_smiles(str(value)) is None:
         return f"{value!r} is not a SMILES RDKit can read, and {name} takes one"
     if kind in NUMBER_KINDS and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -140,7 +143,7 @@ def changed_substances(properties: Mapping[str, Parameter], params: Mapping[str,
     crystal structure type counts as part of the substance (bcc copper is not the verified fcc copper)."""
     return [
         name for name, prop in properties.items()
-        if name in params and (kind := parameter_kind(prop)) in (*ENTITY_KINDS, "structure")
+        if name in params and (kind := parameter_kind(prop)) in (*ENTITY_KINDS, "structure", "crystal")
         and not same_value(kind, params[name], prop.default)
     ]  # fmt: skip
 

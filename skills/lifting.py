@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skills.chemistry import canonical_smiles, formula_counts, formula_elements, is_element, is_formula, same_formula
+from skills.crystals import CRYSTAL_KEYS, LATTICE_HELPER, ScriptCrystal, script_crystal
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, words_after, words_before
 from skills.numeric import entry_pairs, pair_mentions
 from skills.parameter import Parameter
@@ -336,6 +337,9 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
         sites = [s for s in sites if not _inside(s.node, table.sites[0][0].node)]
         listed = pair_mentions(entry_pairs(question, mentions))
         mentions = [m for m in mentions if (m.start, m.text) not in listed]
+    crystal = script_crystal(tree)
+    if crystal is not None:  # its space group, species and coordinates are the crystal's, not literals of their own
+        sites = [s for s in sites if not any(_inside(s.node, crystal.nodes[key]) for key in CRYSTAL_KEYS)]
     aliases = _aliases(tree)
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(aliases)
     lifted: dict[int, Lifted] = {} if table is None else {table.mention.start: table}  # by mention start
@@ -384,6 +388,8 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
             if not all(index is None or index < len(formula_elements(entry.default)) for _, index in entry.sites):
                 entry.sites = [(s, i) for s, i in entry.sites if i is None]
     params = [p for p in params if p.sites]
+    if crystal is not None:
+        params.append(_crystal_entry(crystal, question, mentions))
     for entry in params:
         entry.per_element = _per_element(tree, entry)
     used: set[str] = set()
@@ -395,6 +401,8 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else _table_name(entry) if entry.kind == "entries" else None
         if entry.kind == "structure":
             base = "crystal_structure"  # a script's own "structure" is often the pymatgen Structure
+        if entry.kind == "crystal":
+            base = "crystal"
         if base is None and site.assigned and len(entry.sites) == 1:
             base = site.assigned  # x = 2.5 becomes x = x: the parameter keeps the script's own name
             taken.discard(base)
@@ -420,6 +428,22 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     draft.parameters = {p.name: schema_of(p) for p in params}
     draft.code = render(script, params, question)
     return draft
+
+
+def _crystal_entry(crystal: ScriptCrystal, question: str, mentions: list[Mention]) -> Lifted:
+    """The crystal a script builds with ``from_spacegroup`` as one parameter: its space group, species and coordinates (the
+    lattice constants stay their own), named by the question's formula of its elements where there is one."""
+    elements = set(crystal.value["species"])
+    named = [m for m in mentions if m.formula and set(formula_elements(m.formula)) == elements]
+    mention = named[0] if named else Mention(crystal.value["space_group"], len(question), "name")
+    sites: list[tuple[Site, int | None]] = [(Site(node=crystal.nodes[key], value=crystal.value.get(key), keyword=key), None) for key in (*CRYSTAL_KEYS, "lattice")]
+    return Lifted("", "crystal", crystal.value, mention, question, sites)
+
+
+def _crystal_words(value: dict[str, Any]) -> str:
+    """A crystal for people: "Fm-3m: Na (0, 0, 0), Cl (0.5, 0.5, 0.5)"."""
+    sites = ", ".join(f"{s} ({', '.join(f'{x:.4g}' for x in xyz)})" for s, xyz in zip(value["species"], value["coords"], strict=False))
+    return f"{value['space_group']}: {sites}"
 
 
 def _key(node: ast.AST) -> tuple[int, int, int, int]:
@@ -470,7 +494,7 @@ def _per_element(tree: ast.Module, entry: Lifted) -> PerElement | None:
 def _needs_signature(entry: Lifted, aliases: dict[str, str]) -> bool:
     """Whether naming ``entry`` may take its function's signature: a value passed by position, named by nothing before it."""
     site = entry.sites[0][0]
-    if entry.kind in ("formula", "element", "smiles", "entries", "structure") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
+    if entry.kind in ("formula", "element", "smiles", "entries", "structure", "crystal") or (site.assigned and len(entry.sites) == 1) or _identifier(site.keyword or ""):
         return False
     return site.position is not None and _call_target(site.call, aliases) is not None
 
@@ -508,6 +532,9 @@ def schema_of(entry: Lifted) -> dict[str, Any]:
     """The JSON-schema property of a lifted parameter, with its kind, the question's words for it and its bounds."""
     kind = entry.kind
     positive = kind in ("number", "integer") and isinstance(entry.default, (int, float)) and entry.default > 0
+    if kind == "crystal":  # written by no one word of the question: said as the space group and sites it holds
+        said = f"the crystal {_crystal_words(entry.default)}"
+        return Parameter.model_validate({"type": "object", "default": entry.default, "kind": kind, "source": said, "description": said}).model_dump()
     prop = Parameter.model_validate({
         "type": {"formula": "string", "element": "string", "smiles": "string", "structure": "string", "integer": "integer", "entries": "array"}.get(kind, "number"),
         "default": entry.default,
@@ -539,6 +566,11 @@ def render(script: str, params: list[Lifted], question: str) -> str:
         for site, index in entry.sites:
             key = (site.node.lineno, site.node.col_offset, site.node.end_lineno or 0, site.node.end_col_offset or 0)
             name = ast.Name(id=entry.name, ctx=ast.Load())
+            if entry.kind == "crystal":  # crystal["species"]; the lattice's constructor chosen by crystal["space_group"]
+                group = ast.Subscript(name, ast.Constant("space_group"), ast.Load())
+                part = ast.Subscript(name, ast.Constant(site.keyword), ast.Load())
+                replace[key] = ast.Call(ast.Name("_lattice", ast.Load()), [group], []) if site.keyword == "lattice" else part
+                continue
             replace[key] = name if index is None else ast.Subscript(ast.Call(ast.Name("_elements", ast.Load()), [name], []), ast.Constant(index), ast.Load())
             if index is not None and entry.per_element is not None:
                 replace[key] = ast.Name(id="_symbol", ctx=ast.Load())
@@ -588,10 +620,11 @@ def render(script: str, params: list[Lifted], question: str) -> str:
     signature = ", ".join(f"{p.name}: {_annotation(p)} = {p.default!r}" for p in params)
     doc_lines = [question.replace("\\", "\\\\").replace('"""', "'''").strip() or "A lifted script."]
     if params:
-        doc_lines += [""] + [f"{p.name}: {_phrase(question, p.mention)}" for p in params]
+        doc_lines += [""] + [f"{p.name}: {_phrase(question, p.mention) if p.kind != 'crystal' else 'the crystal ' + _crystal_words(p.default)}" for p in params]
     doc = "\n".join(doc_lines)
     helper = ELEMENTS_HELPER + "\n\n" if any(i is not None and p.per_element is None for p in params for _, i in p.sites) else ""
     helper += COUNTS_HELPER + "\n\n" if summed else ""
+    helper += LATTICE_HELPER + "\n\n" if any(p.kind == "crystal" for p in params) else ""
     head = "\n".join(ast.unparse(n) for n in imports)
     return (
         (head + "\n\n\n" if head else "")
@@ -602,7 +635,7 @@ def render(script: str, params: list[Lifted], question: str) -> str:
 
 
 def _annotation(entry: Lifted) -> str:
-    return {"integer": "int", "number": "float", "entries": "list"}.get(entry.kind, "str")
+    return {"integer": "int", "number": "float", "entries": "list", "crystal": "dict"}.get(entry.kind, "str")
 
 
 def _printed_json(node: ast.stmt | None) -> ast.expr | None:

@@ -30,6 +30,7 @@ KIND_WORDS = {
     "formula": "a formula", "element": "an element symbol", "smiles": "a SMILES", "number": "a number", "integer": "an integer",
     "boolean": "true or false", "word": "a word", "string": "a text", "array": "a list", "object": "a mapping",
     "structure": "a crystal structure type (fcc, bcc, hcp, rocksalt, …)", "entries": "a list of [formula, number] entries",
+    "crystal": "a crystal: space_group, species and fractional coords of its sites",
 }  # fmt: skip
 """Each kind (and JSON type) of parameter, for people."""
 

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from skills.chemistry import canonical_smiles, element_neighbours, formula_elements, molecule
+from skills.crystals import crystal_probes
 
 __all__ = ["MIN_WITNESSES", "code_names", "code_reads", "perturbed", "read_properties", "probe_values", "shown_independent"]
 
@@ -288,6 +289,8 @@ def perturbed(kind: str, value: Any) -> list[Any]:
         return [s for s in (value + "C", value + "O", "C" + value) if canonical_smiles(s)][:TRIES]
     if kind == "structure" and isinstance(value, str):
         return [s for s in _OTHER_STRUCTURES.get(value, ("fcc", "bcc")) if s != value][:TRIES]
+    if kind == "crystal":  # its elements swapped, and other crystals of its lattice family
+        return crystal_probes(value)
     if kind == "entries" and isinstance(value, list):  # each number scaled; the last entry left out
         return [[[f, round(n * 1.1, 12)] for f, n in value], *([value[:-1]] if len(value) > 2 else [])]
     return []

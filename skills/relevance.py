@@ -107,6 +107,10 @@ def check_relevance(
             kept.append(entry)
             report.kept.append(entry.name)
             report.untested.append(entry.name)
+        elif entry.kind == "crystal" and len(ran[entry.name]) < len(perturbed(entry.kind, entry.default)):
+            kept.append(entry)  # a crystal is shown not to matter only by every other crystal tried, all of which ran
+            report.kept.append(entry.name)
+            report.inconclusive.append(entry.name)
         elif entry.kind in ("number", "integer"):
             kept.append(entry)  # a stated setting: its value may matter for another substance, and runs as the question states it
             report.kept.append(entry.name)

@@ -108,6 +108,9 @@ def forms(word: str) -> frozenset[str]:
     """The forms a word meets another in: its stem, its American spelling's stem, its root less a derivational ending or ``mono``."""
     word = word.lower().removesuffix("'s")
     found = {word, stem(word), stem(_spelled(word))}
+    found |= {w[:-1] for w in (word, _spelled(word)) if w.endswith("e") and len(w) >= 8}  # "serialise" meets "serialised"
+    if len(word) == 4 and word.endswith("s"):
+        found.add(word[:-1])  # the plural of a short word or acronym: "CIFs"
     for base in list(found):
         for ending in _DERIVED:
             if base.endswith(ending) and len(base) - len(ending) >= 4:
