@@ -40,7 +40,7 @@ from skills.context import ALTERING, aside_words, framing_words, structure_names
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
-from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, value_problem
+from skills.domain import ENTITY_KINDS, changed_substances, domain_problems, parameter_kind, same_value, substance_text, value_problem
 from skills.meaning import (
     denied_substance,
     dropped_qualifier,
@@ -771,9 +771,11 @@ def _bind_defaults(
         if kinds[name] in ("number", "integer") and _speaks_of(query, name):
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
         if (changed or free is not None) and kinds[name] in ("number", "integer") and name not in tunables:
+            owned = properties[changed[0]] if changed else None
             substance, owner = (
-                (binding.params[changed[0]], properties[changed[0]].default) if changed else (free[0].text if free else "", "another substance")
-            )
+                (substance_text(owned, binding.params[changed[0]]), substance_text(owned, owned.default))
+                if owned is not None else (free[0].text if free else "", "another substance")
+            )  # fmt: skip
             raise BindingDeclined(f"the question does not state {name} for {substance}; the verified {prop.default} belongs to {owner}")
         if kinds[name] in ENTITY_KINDS:
             raise BindingDeclined(f"the question names no {kinds[name]} for {name}")

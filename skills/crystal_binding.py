@@ -21,15 +21,14 @@ from typing import Any
 
 from skills.chemistry import formula_counts, formula_elements, same_formula
 from skills.context import substance_names
-from skills.crystals import crystal_problem, group_number, lattice_family, stated_crystal
+from skills.crystals import crystal_problem, group_number, lattice_family, lattice_lengths, lattice_problem, stated_crystal
 from skills.documents import BoundValue, Skill
 from skills.mentions import Mention, find_mentions
 from skills.structures import stated_groups, structure_mentions, structures
 from skills.substances import BindingDeclined
 
-__all__ = ["CrystalBinding", "bind_crystal", "lattice_lengths"]
+__all__ = ["CrystalBinding", "bind_crystal"]
 
-_LENGTHS = {"cubic": 1, "tetragonal": 2, "hexagonal": 2}
 _CRYSTAL_WORDS = re.compile(
     r"\b(?:cubic(?!\s+(?:centi|cm|met|ang|Å|nm|pm|bohr|inch|f))|tetragonal|hexagonal|trigonal|rhombohedral|axes|space[- ]?groups?"
     r"|(?:Hermann|Mauguin)[–-]?(?:Mauguin)?|international)\b",
@@ -51,12 +50,6 @@ class CrystalBinding:
     @property
     def changed(self) -> bool:
         return bool(self.params)
-
-
-def lattice_lengths(code: str) -> list[str]:
-    """The names a lifted crystal's lattice constructor takes in ``code`` (``_lattice(...)(a, c)`` → a, c)."""
-    match = re.search(r"_lattice\(\w+\[['\"]space_group['\"]\]\)\(([^()]*)\)", code)
-    return [name.strip() for name in match.group(1).split(",") if name.strip()] if match else []
 
 
 def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -83,14 +76,14 @@ def bind_crystal(skill: Skill, query: str, name: str) -> CrystalBinding:
     problem = crystal_problem(stated.value)
     if problem:
         raise BindingDeclined(f"the question states a crystal this skill cannot build: {problem}")
+    mismatch = lattice_problem(stated.value, skill.code)
+    if mismatch:
+        raise BindingDeclined(mismatch)
     lengths = lattice_lengths(skill.code)
     group = stated.value["space_group"]
-    family = lattice_family(group_number(group) or 0) or ""
-    if len(lengths) != _LENGTHS.get(family, -1):
-        raise BindingDeclined(f"space group {group} is {family}; this skill builds a lattice from {', '.join(lengths) or 'no length'}")
     found = CrystalBinding(query="")
     if stated.lattice is not None:
-        if stated.family != family or len(stated.lattice) != len(lengths):
+        if stated.family != lattice_family(group_number(group) or 0) or len(stated.lattice) != len(lengths):
             raise BindingDeclined(f"the question builds a {stated.family} lattice for space group {group}")
         for length, value in zip(lengths, stated.lattice, strict=True):
             found.params[length] = value

@@ -29,7 +29,7 @@ from skills.mentions import group_symbol_spans
 
 __all__ = [
     "CRYSTAL_KEYS", "LATTICE_HELPER", "ScriptCrystal", "StatedCrystal", "crystal_problem", "crystal_probes", "group_number",
-    "lattice_family", "script_crystal", "stated_crystal",
+    "lattice_family", "lattice_lengths", "lattice_problem", "script_crystal", "stated_crystal",
 ]  # fmt: skip
 
 CRYSTAL_KEYS = ("space_group", "species", "coords")
@@ -257,6 +257,24 @@ def stated_crystal(text: str) -> StatedCrystal | None:
     if group_number(symbol) is None:
         return None
     return StatedCrystal({"space_group": symbol, "species": species, "coords": coords}, [*groups, span])
+
+
+def lattice_lengths(code: str) -> list[str]:
+    """The names a lifted crystal's lattice constructor takes in ``code`` (``_lattice(...)(a, c)`` → a, c)."""
+    match = re.search(r"_lattice\(\w+\[['\"]space_group['\"]\]\)\(([^()]*)\)", code)
+    return [name.strip() for name in match.group(1).split(",") if name.strip()] if match else []
+
+
+def lattice_problem(value: Any, code: str) -> str | None:
+    """Why the lattice a skill's ``code`` builds for a crystal cannot be the stated space group's (a tetragonal group for a
+    lattice from ``a`` alone), or None."""
+    lengths = lattice_lengths(code)
+    if crystal_problem(value) is not None or not lengths:
+        return None
+    family = lattice_family(group_number(value["space_group"]) or 0) or ""
+    if len(lengths) != _LATTICES.get(family):
+        return f"space group {value['space_group']} is {family}; this skill builds its lattice from {', '.join(lengths)}"
+    return None
 
 
 def crystal_problem(value: Any) -> str | None:

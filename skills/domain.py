@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
-from skills.crystals import crystal_problem
+from skills.crystals import crystal_problem, lattice_problem
 from skills.documents import Skill
 from skills.parameter import Parameter
 from skills.params import ParameterError, params_text, validate_params
@@ -39,7 +39,7 @@ from skills.structures import BUILT
 
 __all__ = [
     "ENTITY_KINDS", "NUMBER_KINDS", "OutsideDomain", "parameter_kind", "same_value", "value_problem", "changed_substances",
-    "hidden_problem", "domain_problems", "domain_refusal", "checked_params",
+    "hidden_problem", "domain_problems", "domain_refusal", "checked_params", "substance_text",
 ]  # fmt: skip
 
 ENTITY_KINDS = ("formula", "element", "smiles")
@@ -158,14 +158,25 @@ def hidden_problem(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET)
     substance = changed[0]
     return (
         f"the skill also uses {skill.hidden_inputs[0]}, which {unset} and which may belong to "
-        f"{properties[substance].default}, not {params[substance]}"
+        f"{substance_text(properties[substance], properties[substance].default)}, not {substance_text(properties[substance], params[substance])}"
     )
+
+
+def substance_text(prop: Parameter, value: Any) -> str:
+    """A substance parameter's value for people: a crystal as its species and space group ("Na, Cl in Fm-3m")."""
+    if parameter_kind(prop) == "crystal" and crystal_problem(value) is None:
+        return f"{', '.join(value['species'])} in {value['space_group']}"
+    return str(value)
 
 
 def domain_problems(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET) -> list[str]:
     """Every reason why running ``skill`` with ``params`` lies outside what it was verified on; [] when inside."""
     properties = skill.parameters.properties
     problems = [p for name, value in params.items() if name in properties and (p := value_problem(name, properties[name], value))]
+    problems += [
+        f"{name}: {p}" for name, value in params.items()
+        if name in properties and parameter_kind(properties[name]) == "crystal" and (p := lattice_problem(value, skill.code))
+    ]  # fmt: skip
     hidden = hidden_problem(skill, params, unset)
     return problems + ([hidden] if hidden else []) + _unlisted(properties, params)
 

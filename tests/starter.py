@@ -46,6 +46,11 @@ def rocksalt_density(cation: str, anion: str, a: float) -> float:
     return round(float(crystal.density), 4)
 
 
+def rocksalt(*species: str) -> dict:
+    """The rock-salt crystal (Fm-3m, sites at 0 and ½) with ``species`` on its two sites: a lifted crystal parameter's value."""
+    return {"space_group": "Fm-3m", "species": list(species), "coords": [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]}
+
+
 def learn_n2_by_position() -> Skill:
     """The atomization skill as a workspace learned it from the N2 script that computes 2*E(N atom) - E(N2): its code
     takes the formula's first element as the atom, so it holds only for formulas of N2's make-up."""

@@ -17,6 +17,7 @@ from skills.documents import BatchItem, Skill, SkillBatch, TestCase
 from skills.params import ParameterError, signature_schema
 from skills.store import open_store
 from tests.starter import learn_starter, rocksalt_density
+from tests.starter import rocksalt as rocksalt_crystal
 
 TRIPLE = "def run(x: int = 2) -> int:\n    if x == 7:\n        raise ValueError('seven is refused')\n    return 3 * x\n"
 ON_GPU = "import os\ndef run(x: int = 1) -> int:\n    return x\n"
@@ -151,20 +152,24 @@ def test_run_skill_and_its_batches_refuse_values_outside_what_the_skill_was_veri
     from flows.run_skill import run_skill_flow
 
     [rocksalt] = learn_starter("pymatgen_rocksalt_density_nacl")
-    state = run_skill_flow(rocksalt.id, {"formula": "CaF2", "a": 5.0}, "local", return_state=True)  # as the deployment runs it
-    assert state.is_failed() and "CaF2 has another make-up" in state.message
-    with pytest.raises(ParameterError, match="'salt' is not a formula, and formula takes one"):
-        run_skill(rocksalt.id, {"formula": "salt"}, executor="local")
+    state = run_skill_flow(rocksalt.id, {"crystal": rocksalt_crystal("Ca", "Xx"), "a": 5.0}, "local", return_state=True)  # as the deployment runs it
+    assert state.is_failed() and "'Xx' is not an element symbol" in state.message
+    with pytest.raises(ParameterError, match="space group P4/mmm is tetragonal; this skill builds its lattice from a"):
+        run_skill(rocksalt.id, {"crystal": {**rocksalt_crystal("K", "Cl"), "space_group": "P4/mmm"}}, executor="local")
     store = open_store(get_settings())
     assert store.job_store().count() == 0 and store.get_skill(rocksalt.id).stats.uses == 0  # nothing ran
-    inside = run_skill(rocksalt.id, {"formula": "KCl", "a": 6.29}, executor="local")
-    assert inside.success and inside.answer == rocksalt_density("K", "Cl", 6.29) and inside.params == {"formula": "KCl", "a": 6.29}
+    inside = run_skill(rocksalt.id, {"crystal": rocksalt_crystal("K", "Cl"), "a": 6.29}, executor="local")
+    assert inside.success and inside.answer == rocksalt_density("K", "Cl", 6.29)
+    assert inside.params == {"crystal": rocksalt_crystal("K", "Cl"), "a": 6.29}
 
-    sets = [{"formula": "CaF2", "a": 5.0}, {"formula": "KBr", "a": 6.6}, {"formula": "salt", "a": 5.0}, {"formula": "LiF"}]
+    sets = [
+        {"crystal": rocksalt_crystal("Ca", "Xx"), "a": 5.0}, {"crystal": rocksalt_crystal("K", "Br"), "a": 6.6},
+        {"crystal": {**rocksalt_crystal("K", "Cl"), "space_group": "P4/mmm"}, "a": 5.0}, {"crystal": rocksalt_crystal("Li", "F")},
+    ]  # fmt: skip
     summary = run_skill_batch(rocksalt.id, sets, executor="local")
     assert (summary.size, summary.ran, summary.done, summary.failed) == (4, 2, 2, 2)
     reasons = {f.index: f.error for f in summary.failures}
-    assert "CaF2 has another make-up" in reasons[0] and "'salt' is not a formula, and formula takes one" in reasons[2]
+    assert "'Xx' is not an element symbol" in reasons[0] and "space group P4/mmm is tetragonal" in reasons[2]
     answers = [answer for _, answer in batch_answers(store, summary.batch_id)]
     assert answers == [None, rocksalt_density("K", "Br", 6.6), None, rocksalt_density("Li", "F", 5.64)]  # a left out: its default
     again = run_skill_batch(batch_id=summary.batch_id, executor="local")  # the refused items are refused again, never run

@@ -8,6 +8,7 @@ from skills.lifting import lift_script
 from skills.params import validate_params
 from tests.codes import N2_CODE, N2_QUERY
 from tests.signatures import known
+from tests.starter import rocksalt
 
 ROCKSALT_QUERY = (
     "What is the density (unit: g/cm^3) of rock-salt NaCl with a cubic lattice constant of 5.64 Å, computed with pymatgen? "
@@ -18,6 +19,9 @@ ROCKSALT_CODE = (
     's = Structure.from_spacegroup("Fm-3m", Lattice.cubic(5.64), ["Na", "Cl"], [[0, 0, 0], [0.5, 0.5, 0.5]])\n'
     "print(json.dumps(round(float(s.density), 4)))\n"
 )
+NACL = rocksalt("Na", "Cl")
+
+
 MOLWT_QUERY = "What is the molecular weight (unit: g/mol) of aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) according to RDKit? Return a float rounded to 3 decimal places."
 MOLWT_CODE = (
     "import json\nfrom rdkit import Chem\nfrom rdkit.Chem import Descriptors\n"
@@ -74,13 +78,13 @@ def test_a_molecule_variant_binds_the_molecule_it_names(query, expected):
 
 def test_a_compound_variant_binds_its_formula_and_its_own_lattice_constant():
     binding = bind(ROCKSALT, ROCKSALT_QUERY.replace("NaCl", "MgO").replace("5.64", "4.212"))
-    assert binding.params == {"formula": "MgO", "a": 4.212}
-    assert {b.name: b.words for b in binding.bound} == {"formula": "MgO", "a": "cubic lattice constant of 4.212"}
+    assert binding.params == {"crystal": rocksalt("Mg", "O"), "a": 4.212}
+    assert {b.name: b.words for b in binding.bound} == {"crystal": "MgO", "a": "cubic lattice constant of 4.212"}
 
 
 def test_a_named_compound_is_read_through_the_name_database():
     query = ROCKSALT_QUERY.replace("NaCl", "magnesium oxide").replace("5.64", "4.212")
-    assert bind(ROCKSALT, query).params == {"formula": "MgO", "a": 4.212}
+    assert bind(ROCKSALT, query).params == {"crystal": rocksalt("Mg", "O"), "a": 4.212}
 
 
 def test_a_smiles_variant_binds_the_smiles_also_when_the_molecule_is_named():
@@ -143,13 +147,13 @@ def test_a_parameterless_skill_answers_only_its_own_question():
 
 
 def test_a_compound_specific_default_never_stands_in_for_another_compound():
-    declines(ROCKSALT, "What is the density (unit: g/cm^3) of rock-salt MgO, computed with pymatgen? Return a float rounded to 4 decimal places.", "belongs to NaCl")
+    declines(ROCKSALT, "What is the density (unit: g/cm^3) of rock-salt MgO, computed with pymatgen? Return a float rounded to 4 decimal places.", "belongs to Na, Cl in Fm-3m")
 
 
 def test_an_unstated_constant_that_matters_keeps_the_skill_to_its_own_material():
-    skill = lifted(ROCKSALT_CODE, ROCKSALT_QUERY, keep=("formula",), hidden=["5.64 in Lattice.cubic(argument 1)"])
+    skill = lifted(ROCKSALT_CODE, ROCKSALT_QUERY, keep=("crystal",), hidden=["5.64 in Lattice.cubic(argument 1)"])
     declines(skill, ROCKSALT_QUERY.replace("NaCl", "KCl").replace(" with a cubic lattice constant of 5.64 Å", ""), "does not state")
-    assert bind(skill, ROCKSALT_QUERY).params == {"formula": "NaCl"}
+    assert bind(skill, ROCKSALT_QUERY).params == {"crystal": NACL}
 
 
 def test_two_candidate_substances_in_one_question_decline():
@@ -173,8 +177,9 @@ def test_a_question_about_something_else_declines():
 
 
 def test_values_out_of_the_verified_kind_decline():
-    declines(ROCKSALT, ROCKSALT_QUERY.replace("NaCl", "CaF2"), "another make-up")  # the skill uses Na and Cl by position
-    declines(ROCKSALT, ROCKSALT_QUERY.replace("rock-salt NaCl", "rock-salt (SMILES [Na+].[Cl-])"), "smiles|names")
+    declines(ROCKSALT, ROCKSALT_QUERY.replace("NaCl", "CaF2"), "another make-up")  # the skill puts Na and Cl on its two sites
+    stated = ROCKSALT_QUERY.replace("rock-salt NaCl", "rock-salt CaF2, Fm-3m with Ca at (0, 0, 0) and F at (0.25, 0.25, 0.25),")
+    assert bind(ROCKSALT, stated).params["crystal"] == {**rocksalt("Ca", "F"), "coords": [[0.0, 0.0, 0.0], [0.25, 0.25, 0.25]]}
     declines(MOLWT, MOLWT_QUERY.replace("aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O)", "C9H8O4"), "names|takes")
     declines(ROCKSALT, ROCKSALT_QUERY.replace("5.64", "-5.64"), "above 0")
 

@@ -11,7 +11,7 @@ from skills.documents import Provenance, Skill, TestCase
 from skills.mentions import find_mentions
 from skills.parameter import Parameter
 from tests.codes import N2_CODE, N2_QUERY
-from tests.skills.test_binding import HCP_CODE, HCP_QUERY, ROCKSALT, ROCKSALT_QUERY, lifted
+from tests.skills.test_binding import HCP_CODE, HCP_QUERY, NACL, ROCKSALT, ROCKSALT_QUERY, lifted, rocksalt
 
 
 def declines(skill: Skill, query: str, reason: str) -> None:
@@ -154,13 +154,13 @@ def test_a_temperature_before_the_format_sentence_is_not_fmax():
 def test_a_number_tied_by_the_verified_words_before_it_binds_without_a_unit():
     query = "What is the density (unit: g/cm^3), computed with pymatgen, of rock-salt MgO with a cubic lattice constant of 4.212? Return a float rounded to 4 decimal places."
     binding = bind(ROCKSALT, query)
-    assert binding.params == {"formula": "MgO", "a": 4.212}
-    assert [(b.name, b.value, b.words) for b in binding.bound] == [("formula", "MgO", "MgO"), ("a", 4.212, "cubic lattice constant of 4.212")]
+    assert binding.params == {"crystal": rocksalt("Mg", "O"), "a": 4.212}
+    assert [(b.name, b.value, b.words) for b in binding.bound] == [("crystal", rocksalt("Mg", "O"), "MgO"), ("a", 4.212, "cubic lattice constant of 4.212")]
 
 
 def test_a_number_tied_only_by_its_unit_binds_when_one_parameter_has_that_unit():
     query = "What is the density (unit: g/cm^3), computed with pymatgen, of rock-salt MgO at 4.212 Å? Return a float rounded to 4 decimal places."
-    assert bind(ROCKSALT, query).params == {"formula": "MgO", "a": 4.212}
+    assert bind(ROCKSALT, query).params == {"crystal": rocksalt("Mg", "O"), "a": 4.212}
 
 
 def test_a_number_two_parameters_take_equally_declines_naming_both():
@@ -325,9 +325,9 @@ def test_another_substance_must_be_said_to_have_the_structure_the_skill_builds()
         "What is the density (unit: g/cm^3) of rock-salt NaCl with a = 5.64 Å, computed with pymatgen? Return a float rounded to 4 decimal places.",
     )
     # CsCl is not rock-salt: the skill would build the wrong crystal (15.96 for 3.99 g/cm^3).
-    declines(skill, "What is the density (unit: g/cm^3) of CsCl with a = 4.123 Å, computed with pymatgen?", "builds the rocksalt structure")
-    assert bind(skill, "density of KCl (rock salt, a = 6.293 Å) in g cm^-3 with pymatgen").params == {"formula": "KCl", "a": 6.293}
-    assert bind(skill, "What is the density (unit: g/cm^3) of NaCl with a = 5.70 Å, with pymatgen?").params == {"formula": "NaCl", "a": 5.7}
+    declines(skill, "What is the density (unit: g/cm^3) of CsCl with a = 4.123 Å, computed with pymatgen?", "CsCl")
+    assert bind(skill, "density of KCl (rock salt, a = 6.293 Å) in g cm^-3 with pymatgen").params == {"crystal": rocksalt("K", "Cl"), "a": 6.293}
+    assert bind(skill, "What is the density (unit: g/cm^3) of NaCl with a = 5.70 Å, with pymatgen?").params == {"crystal": NACL, "a": 5.7}
 
 
 def test_an_x_ray_line_the_question_names_must_be_the_one_verified():

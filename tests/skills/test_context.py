@@ -13,7 +13,7 @@ from skills.binding import BindingDeclined, bind
 from skills.context import framing_words, substance_names
 from skills.mentions import find_mentions
 from skills.terms import explaining_forms
-from tests.skills.test_binding import lifted
+from tests.skills.test_binding import lifted, rocksalt
 
 LIBRARY = Path(__file__).resolve().parents[2] / "skills" / "library"
 
@@ -171,7 +171,7 @@ def test_the_same_value_restated_outside_code_or_by_another_name_declines_and_a_
         (
             "pymatgen_rocksalt_density_nacl",
             "Periclase (MgO) has the rock-salt structure with a = 4.212 Å. What density (unit: g/cm^3) does pymatgen give? Return a float rounded to 4 decimal places.",
-            {"formula": "MgO", "a": 4.212},
+            {"crystal": rocksalt("Mg", "O"), "a": 4.212},
         ),
     ],
 )
@@ -213,7 +213,7 @@ def test_framing_of_a_skill_that_builds_a_structure_binds_and_a_compound_of_its_
     volume = "I'm tabulating cell volumes for a review. What is the volume (unit: Å^3) of a hexagonal unit cell with a = 2.665 Å and c = 4.947 Å, computed with pymatgen? Return a float rounded to 4 decimal places."
     assert bind(library_skill("pymatgen_hcp_cell_volume_mg"), volume).params == {"a": 2.665, "c": 4.947}
     group = "Build rock-salt KCl from space group Fm-3m with a = 6.293 Å in pymatgen: what is its density (unit: g/cm^3)? Return a float rounded to 4 decimal places."
-    assert bind(library_skill("pymatgen_rocksalt_density_nacl"), group).params == {"formula": "KCl", "a": 6.293}
+    assert bind(library_skill("pymatgen_rocksalt_density_nacl"), group).params == {"crystal": rocksalt("K", "Cl"), "a": 6.293}
 
 
 def test_a_framing_sentence_that_names_what_the_skill_counts_is_framing_and_one_that_limits_it_is_not():

@@ -8,9 +8,9 @@ from skills.documents import Provenance, Skill, TestCase
 from skills.domain import OutsideDomain, checked_params, domain_problems
 from skills.params import ParameterError
 from tests.codes import N2_QUERY
-from tests.skills.test_binding import N2, ROCKSALT, ROCKSALT_CODE, ROCKSALT_QUERY, lifted
+from tests.skills.test_binding import N2, NACL, ROCKSALT, ROCKSALT_CODE, ROCKSALT_QUERY, lifted, rocksalt
 
-HIDDEN = lifted(ROCKSALT_CODE, ROCKSALT_QUERY, keep=("formula",), hidden=["5.64 in Lattice.cubic(argument 1)"])
+HIDDEN = lifted(ROCKSALT_CODE, ROCKSALT_QUERY, keep=("crystal",), hidden=["5.64 in Lattice.cubic(argument 1)"])
 
 
 def _skill(**properties: dict) -> Skill:
@@ -24,6 +24,7 @@ KINDS = _skill(
     metal={"type": "string", "default": "Cu", "kind": "element"},
     smiles={"type": "string", "default": "CCO", "kind": "smiles"},
     repeats={"type": "integer", "default": 2, "minimum": 1, "maximum": 4},
+    formula={"type": "string", "default": "NaCl", "kind": "formula", "derives": "elements"},
 )
 
 ENTRIES = _skill(
@@ -36,10 +37,15 @@ ENTRIES = _skill(
     ("skill", "given", "reason"),
     [
         (N2, {"formula": "CO"}, "the skill uses the elements of formula by position, verified on N2; CO has another make-up"),
-        (ROCKSALT, {"formula": "CaF2", "a": 5.0}, "the skill uses the elements of formula by position, verified on NaCl; CaF2 has another make-up"),
-        (ROCKSALT, {"formula": "hello", "a": 5.0}, "'hello' is not a formula, and formula takes one"),
+        (KINDS, {"formula": "CaF2"}, "the skill uses the elements of formula by position, verified on NaCl; CaF2 has another make-up"),
+        (KINDS, {"formula": "hello"}, "'hello' is not a formula, and formula takes one"),
+        (ROCKSALT, {"crystal": rocksalt("Na", "Xx")}, "crystal: 'Xx' is not an element symbol"),
+        (ROCKSALT, {"crystal": {**NACL, "coords": [[0, 0, 0]]}}, "crystal: a crystal lists as many sites (coords) as species, at least one"),
+        (ROCKSALT, {"crystal": {**NACL, "coords": [[0, 0, 0], [0.5, 0.5, 2.5]]}}, "crystal: each site's coords are three fractional coordinates between -1 and 1"),
+        (ROCKSALT, {"crystal": {**NACL, "space_group": "Fm-3x"}}, "crystal: 'Fm-3x' is not a space-group symbol"),
+        (ROCKSALT, {"crystal": {"species": ["Na"]}}, "crystal: a crystal is a mapping of space_group, species, coords"),
         (ROCKSALT, {"a": 0.0}, "a must be above 0 (got 0.0)"),
-        (HIDDEN, {"formula": "KCl"}, "the skill also uses 5.64 in Lattice.cubic(argument 1), which no parameter sets and which may belong to NaCl, not KCl"),
+        (HIDDEN, {"crystal": rocksalt("K", "Cl")}, "the skill also uses 5.64 in Lattice.cubic(argument 1), which no parameter sets and which may belong to Na, Cl in Fm-3m, not K, Cl in Fm-3m"),
         (KINDS, {"metal": "Xx"}, "'Xx' is not an element symbol, and metal takes one"),
         (KINDS, {"smiles": "C1CC"}, "'C1CC' is not a SMILES RDKit can read, and smiles takes one"),
         (KINDS, {"repeats": 2.5}, "repeats takes a whole number (got 2.5)"),
@@ -56,8 +62,8 @@ def test_each_rule_refuses_with_its_reason(skill, given, reason):
 
 @pytest.mark.parametrize(
     ("skill", "given"),
-    [(N2, {"formula": "O2"}), (N2, {}), (ROCKSALT, {"formula": "KCl", "a": 6.29}), (ROCKSALT, {"formula": "KCl", "a": 5.64}),
-     (ROCKSALT, {"formula": "ClNa"}), (ROCKSALT, {"a": 5.7}), (HIDDEN, {"formula": "NaCl"}), (KINDS, {"metal": "Ag", "smiles": "c1ccccc1", "repeats": 3}),
+    [(N2, {"formula": "O2"}), (N2, {}), (ROCKSALT, {"crystal": rocksalt("K", "Cl"), "a": 6.29}), (ROCKSALT, {"crystal": rocksalt("K", "Cl"), "a": 5.64}),
+     (KINDS, {"formula": "ClNa"}), (ROCKSALT, {"a": 5.7}), (HIDDEN, {"crystal": NACL}), (KINDS, {"metal": "Ag", "smiles": "c1ccccc1", "repeats": 3}),
      (ENTRIES, {"energies": [["Na", 0.0], ["F2", 0.0], ["NaF", -6.0]], "formula": "NaF"})],
 )  # fmt: skip
 def test_values_inside_the_domain_pass(skill, given):
@@ -68,9 +74,8 @@ def test_values_inside_the_domain_pass(skill, given):
     ("skill", "query", "given"),
     [
         (N2, N2_QUERY.replace("a nitrogen molecule", "CO"), {"formula": "CO"}),
-        (ROCKSALT, ROCKSALT_QUERY.replace("NaCl", "CaF2"), {"formula": "CaF2", "a": 5.64}),
         (ROCKSALT, ROCKSALT_QUERY.replace("5.64", "0"), {"a": 0.0}),
-        (HIDDEN, ROCKSALT_QUERY.replace("NaCl", "KCl"), {"formula": "KCl"}),
+        (HIDDEN, ROCKSALT_QUERY.replace("NaCl", "KCl"), {"crystal": rocksalt("K", "Cl")}),
     ],
 )
 def test_binding_declines_by_the_same_rule_and_reason_as_the_doors_refuse(skill, query, given):
@@ -81,22 +86,19 @@ def test_binding_declines_by_the_same_rule_and_reason_as_the_doors_refuse(skill,
 
 def test_a_question_that_leaves_out_a_number_of_another_substance_declines_where_a_door_takes_the_default():
     query = ROCKSALT_QUERY.replace("rock-salt NaCl with a cubic lattice constant of 5.64 Å", "rock-salt KCl")
-    with pytest.raises(BindingDeclined, match="the question does not state a for KCl; the verified 5.64 belongs to NaCl"):
+    with pytest.raises(BindingDeclined, match="the question does not state a for K, Cl in Fm-3m; the verified 5.64 belongs to Na, Cl in Fm-3m"):
         bind(ROCKSALT, query)
-    assert checked_params(ROCKSALT, {"formula": "KCl"}) == {"a": 5.64, "formula": "KCl"}
+    assert checked_params(ROCKSALT, {"crystal": rocksalt("K", "Cl")}) == {"a": 5.64, "crystal": rocksalt("K", "Cl")}
 
 
 def test_checked_params_fill_the_defaults_inside_and_refuse_in_one_line_outside():
-    assert checked_params(ROCKSALT, {"formula": "KCl", "a": "6.29"}) == {"a": 6.29, "formula": "KCl"}
+    assert checked_params(ROCKSALT, {"crystal": rocksalt("K", "Cl"), "a": "6.29"}) == {"a": 6.29, "crystal": rocksalt("K", "Cl")}
     assert checked_params(N2, {}) == {"formula": "N2"}
     with pytest.raises(OutsideDomain) as refused:
-        checked_params(ROCKSALT, {"formula": "CaF2"})
+        checked_params(N2, {"formula": "CO"})
     message = str(refused.value)
     assert isinstance(refused.value, ParameterError) and "\n" not in message
-    assert message == (
-        "lifted-v1 was not verified for a=5.64, formula=CaF2: the skill uses the elements of formula by position, verified on NaCl; "
-        "CaF2 has another make-up"
-    )
+    assert message == "lifted-v1 was not verified for formula=CO: the skill uses the elements of formula by position, verified on N2; CO has another make-up"
     with pytest.raises(ParameterError) as wrong_type:  # the schema first: a value of the wrong type is not a domain question
         checked_params(ROCKSALT, {"a": "fast"})
     assert not isinstance(wrong_type.value, OutsideDomain)

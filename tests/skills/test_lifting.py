@@ -65,7 +65,8 @@ def test_one_stated_value_used_twice_in_the_script_becomes_one_parameter():
 def test_file_names_keywords_of_the_output_and_docstrings_are_not_lifted():
     code = '"""Density of Cu."""\nimport json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup("Fm-3m", Lattice.cubic(3.615), ["Cu"], [[0, 0, 0]])\ns.to(filename="Cu.cif")\nprint(json.dumps(round(s.density, 4), indent=2))\n'
     draft = lift_script(code, ["Density of fcc Cu with a = 3.615 Å, saved as Cu.cif; 2 spaces indent. Return a float rounded to 4 decimal places."], known)
-    assert {k: v["default"] for k, v in draft.parameters.items()} == {"element": "Cu", "a": 3.615}
+    crystal = {"space_group": "Fm-3m", "species": ["Cu"], "coords": [[0.0, 0.0, 0.0]]}
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {"a": 3.615, "crystal": crystal}
     assert '"Cu.cif"' in draft.code.replace("'", '"')
 
 

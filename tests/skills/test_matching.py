@@ -13,7 +13,7 @@ import pytest
 from skills.binding import BindingDeclined, bind
 from skills.documents import Provenance, Skill
 from skills.mentions import find_mentions
-from tests.skills.test_binding import lifted
+from tests.skills.test_binding import NACL, lifted, rocksalt
 
 LIBRARY = Path("skills/library")
 
@@ -49,7 +49,7 @@ def declines(skill: Skill, query: str, reason: str) -> None:
 @pytest.mark.parametrize(
     ("skill", "query", "params"),
     [
-        (ROCKSALT, "Using pymatgen, what is the density in g/cm^3 of rock-salt KCl with a = 6.29 Å? Return a float.", {"a": 6.29, "formula": "KCl"}),
+        (ROCKSALT, "Using pymatgen, what is the density in g/cm^3 of rock-salt KCl with a = 6.29 Å? Return a float.", {"a": 6.29, "crystal": rocksalt("K", "Cl")}),
         (MOLWT, "RDKit molecular weight of caffeine, CN1C=NC2=C1C(=O)N(C(=O)N2C)C, in g/mol please.", {"smiles": "CN1C=NC2=C1C(=O)N(C(=O)N2C)C"}),
         (TPSA, "What TPSA in Å^2 does RDKit give for paracetamol, CC(=O)Nc1ccc(O)cc1?", {"smiles": "CC(=O)Nc1ccc(O)cc1"}),
         (TPSA, "What TPSA does RDKit give for paracetamol, CC(=O)Nc1ccc(O)cc1? Answer in Å².", {"smiles": "CC(=O)Nc1ccc(O)cc1"}),
@@ -453,7 +453,7 @@ def test_questions_in_other_writers_words_bind_as_they_mean():
     gold = "According to ASE's effective-medium theory (EMT) calculator, what's the cohesive energy of fcc gold at a lattice constant of 4.08 angstrom? Answer in electronvolts per atom, as a positive number, to four decimals."
     assert bind(COHESIVE, gold).params["a"] == 4.08
     magnesia = "Density of rock-salt MgO with a cubic lattice constant of 4.212 Å, computed with pymatgen, in grams per cubic centimetre (4 decimal places)?"
-    assert bind(ROCKSALT, magnesia).params == {**bind(ROCKSALT, magnesia).params, "formula": "MgO", "a": 4.212}
+    assert bind(ROCKSALT, magnesia).params == {"crystal": rocksalt("Mg", "O"), "a": 4.212}
     with pytest.raises(BindingDeclined):  # another unit of the answer
         bind(ROCKSALT, magnesia.replace("grams per cubic centimetre", "kilograms per cubic metre"))
     glucose = "Can you give me the Lipinski H-bond donor and acceptor counts that RDKit reports for glucose{} As [donors, acceptors]."
@@ -532,16 +532,17 @@ CHGNET_ENERGY = library_skill("chgnet_relax_energy_nacl")
 
 def test_a_chgnet_skill_binds_another_rock_salt_and_declines_another_potential_written_in_capitals():
     asked = "Using the CHGNet universal potential, relax rock-salt KCl (starting lattice constant 6.29 Å) to fmax = 0.01 eV/Å. Energy per atom in eV/atom?"
-    assert bind(CHGNET_ENERGY, asked).params == {"a": 6.29, "formula": "KCl", "fmax": 0.01}
+    assert bind(CHGNET_ENERGY, asked).params == {"a": 6.29, "crystal": rocksalt("K", "Cl"), "fmax": 0.01}
     # "mace" is an English word (a club, a spice); written "MACE" beside "potential" it names another model
     declines(CHGNET_ENERGY, "Energy per atom (eV/atom) of rock-salt NaCl from a = 5.64 Å after a CHGNet relaxation to fmax = 0.01 eV/Å, computed with the MACE potential?", "mace")
     declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with the M3GNet potential to fmax = 0.01 eV/Å; energy per atom in eV/atom?", "gnet")
     declines(CHGNET_ENERGY, "Relax rock-salt NaCl (a = 5.64 Å) with CHGNet to fmax = 0.01 eV/Å and give the SCAN energy per atom in eV/atom.", "scan")
-    assert bind(CHGNET_ENERGY, "With CHGNet, relax rock-salt NaCl (a = 5.64 Å) to fmax 0.01 eV/Å and give ONLY the energy per atom, in eV/atom.").params["formula"] == "NaCl"
+    assert bind(CHGNET_ENERGY, "With CHGNet, relax rock-salt NaCl (a = 5.64 Å) to fmax 0.01 eV/Å and give ONLY the energy per atom, in eV/atom.").params["crystal"] == NACL
 
 
 VACANCY = library_skill("ase_emt_cu_vacancy_formation")
 NEIGHBOUR = library_skill("pymatgen_si_nearest_neighbour")
+DIAMOND = {"space_group": "Fd-3m", "species": ["Si"], "coords": [[0.0, 0.0, 0.0]]}
 
 
 def test_a_count_spoken_of_without_a_value_declines_and_a_setting_restated_binds_to_itself():
@@ -551,7 +552,7 @@ def test_a_count_spoken_of_without_a_value_declines_and_a_setting_restated_binds
     assert bind(VACANCY, asked.replace("a larger supercell", "a 4x4x4 supercell")).params["supercell"] == 4
     # "within 3 Å" restates the verified 3.0 Å search radius beside a lattice constant in Å; 3.5 Å could be either
     germanium = "What is the nearest-neighbour Ge-Ge distance (unit: Å) in diamond-structure germanium with a = 5.658 Å, from pymatgen's neighbours within {} Å?"
-    assert bind(NEIGHBOUR, germanium.format("3")).params == {"element": "Ge", "a": 5.658, "value": 3.0}
+    assert bind(NEIGHBOUR, germanium.format("3")).params == {"crystal": {**DIAMOND, "species": ["Ge"]}, "a": 5.658, "value": 3.0}
     declines(NEIGHBOUR, germanium.format("3.5"), "cannot tell whether 3.5 is a or value")
 
 

@@ -6,6 +6,7 @@ from skills.relevance import check_relevance
 from skills.signatures import SandboxSignatures
 
 CU_ENERGY = "import json\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\natoms = bulk('Cu', 'fcc', a=3.6)\natoms.calc = EMT()\nprint(json.dumps(round(atoms.get_potential_energy() / len(atoms), 4)))\n"
+BCC_ASE_VOLUME = "import json\nfrom ase.build import bulk\natoms = bulk('Fe', 'bcc', a=2.87)\nprint(json.dumps(round(atoms.get_volume() / len(atoms), 4)))\n"
 BCC_VOLUME = "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('Im-3m', Lattice.cubic(2.87), ['Fe'], [[0, 0, 0]])\nprint(json.dumps(round(s.volume / len(s), 4)))\n"
 
 
@@ -22,10 +23,18 @@ def test_an_unstated_constant_that_changes_the_answer_is_a_hidden_input(workspac
 
 def test_a_stated_value_the_answer_does_not_depend_on_is_put_back_and_noted(workspace):
     question = "What is the volume per atom (unit: Å^3/atom) of bcc iron with a lattice constant of 2.87 Å? Return a float rounded to 4 decimal places."
-    report = check(BCC_VOLUME, question, 11.8199)
-    assert report.kept == ["a"] and report.dropped == ["element"] and report.independent_of == ["element"]
-    assert "def run(a: float = 2.87)" in report.code and "'Fe'" in report.code
+    report = check(BCC_ASE_VOLUME, question, 11.8199)
+    assert report.kept == ["crystal_structure", "a"] and report.dropped == ["element"] and report.independent_of == ["element"]
+    assert "def run(crystal_structure: str = 'bcc', a: float = 2.87)" in report.code and "'Fe'" in report.code
     assert report.parameters["a"]["source"] == "a lattice constant of 2.87 Å"
+
+
+def test_a_crystal_built_from_its_space_group_is_one_parameter_kept_where_another_crystal_changes_the_answer(workspace):
+    question = "What is the volume per atom (unit: Å^3/atom) of bcc iron with a lattice constant of 2.87 Å? Return a float rounded to 4 decimal places."
+    report = check(BCC_VOLUME, question, 11.8199)  # iron's sites with other elements: the same volume; CsCl's two sites: another
+    assert report.error is None and report.kept == ["a", "crystal"] and report.dropped == [] and report.independent_of == []
+    assert report.parameters["crystal"]["default"] == {"space_group": "Im-3m", "species": ["Fe"], "coords": [[0.0, 0.0, 0.0]]}
+    assert "_lattice(crystal['space_group'])(a)" in report.code and "crystal['species']" in report.code
 
 
 def test_defaults_that_do_not_reproduce_the_answer_are_reported(workspace):

@@ -10,7 +10,7 @@ from skills.documents import Skill, SkillResources, TestCase
 from skills.maker import SkillMaker
 from skills.params import ParameterError
 from skills.runner import run_skill
-from tests.skills.test_binding import ROCKSALT
+from tests.skills.test_binding import ROCKSALT, rocksalt
 from tests.starter import rocksalt_density
 
 
@@ -54,17 +54,20 @@ def test_values_outside_the_skills_domain_are_refused_before_anything_runs_here_
         return real(code, packages, params, *args, **kw)
 
     monkeypatch.setattr(runner, "run_skill_code", recorded)
-    with pytest.raises(ParameterError, match="CaF2 has another make-up"):  # OutsideDomain: a ParameterError to every door
-        run_skill(ROCKSALT, {"formula": "CaF2", "a": 5.0}, get_settings())
+    with pytest.raises(ParameterError, match="crystal: 'Xx' is not an element symbol"):  # OutsideDomain: a ParameterError to every door
+        run_skill(ROCKSALT, {"crystal": rocksalt("K", "Xx"), "a": 5.0}, get_settings())
+    with pytest.raises(ParameterError, match="space group P2/m is not cubic"):  # a lattice the skill cannot build from a alone
+        run_skill(ROCKSALT, {"crystal": {**rocksalt("K", "Cl"), "space_group": "P2/m"}}, get_settings())
     assert ran == []  # refused, not run
-    inside = run_skill(ROCKSALT, {"formula": "KCl", "a": 6.29}, get_settings())
+    inside = run_skill(ROCKSALT, {"crystal": rocksalt("K", "Cl"), "a": 6.29}, get_settings())
     assert inside.ok and inside.answer == rocksalt_density("K", "Cl", 6.29)
 
     # A jobflow job (run-skill, batches, exported workflows) checks the parameters as given before it computes.
     maker = SkillMaker.from_skill(ROCKSALT)
-    refused, answered = LocalJobRunner().run(maker.make(formula="CaF2")), LocalJobRunner().run(maker.make(formula="KCl", a=6.29))
+    refused = LocalJobRunner().run(maker.make(crystal=rocksalt("K", "Xx")))
+    answered = LocalJobRunner().run(maker.make(crystal=rocksalt("K", "Cl"), a=6.29))
     [refused], [answered] = list(refused), list(answered)
-    assert not refused.ok and "OutsideDomain: lifted-v1 was not verified for a=5.64, formula=CaF2: the skill uses" in refused.error
+    assert not refused.ok and "OutsideDomain: lifted-v1 was not verified for " in refused.error and "'Xx' is not an element symbol" in refused.error
     assert answered.ok and answered.document["output"] == rocksalt_density("K", "Cl", 6.29)
 
 

@@ -8,6 +8,7 @@ from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
 from skills.store import open_store
 from tests.starter import emt_atomization, learn_n2_by_position, rocksalt_density
+from tests.starter import rocksalt as rocksalt_crystal
 
 # Three of the starter library's tasks (learning all of them is tests/flows/test_starter_library.py's job).
 LIBRARY = [f"skills/library/{name}.json" for name in ("ase_emt_atomization_n2", "pymatgen_rocksalt_density_nacl", "rdkit_fragments_benzyl")]
@@ -113,10 +114,11 @@ def test_a_skill_answers_only_inside_what_it_was_verified_on_run_batch_and_expor
         f"evoskill skills: {by_position.id} was not verified for formula=CO, fmax=0.01: "
         "the skill uses the elements of formula by position, verified on N2; CO has another make-up"
     )
-    # The rock-salt density takes Na and Cl by position; the fragment count takes a SMILES.
+    # The rock-salt density takes a crystal its cubic lattice can hold; the fragment count takes a SMILES.
+    tetragonal = json.dumps({**rocksalt_crystal("K", "Cl"), "space_group": "P4/mmm"})
     for args, reason in [
-        (["pymatgen_rocksalt_density", "-p", "formula=CaF2", "-p", "a=5.0"], "CaF2 has another make-up"),
-        (["pymatgen_rocksalt_density", "-p", "formula=salt"], "'salt' is not a formula, and formula takes one"),
+        (["pymatgen_rocksalt_density", "-p", f"crystal={json.dumps(rocksalt_crystal('Ca', 'Xx'))}", "-p", "a=5.0"], "'Xx' is not an element symbol"),
+        (["pymatgen_rocksalt_density", "-p", f"crystal={tetragonal}"], "space group P4/mmm is tetragonal"),
         (["rdkit_fragment_count", "-p", "smiles=C1CC"], "'C1CC' is not a SMILES RDKit can read"),
     ]:
         assert main(["skills", "run", *args, "--json"]) == 2, args
@@ -124,19 +126,20 @@ def test_a_skill_answers_only_inside_what_it_was_verified_on_run_batch_and_expor
         assert out == "" and reason in err and len(err.strip().splitlines()) == 1, err
         assert main(["skills", "export", args[0], "--workflow", *args[1:]]) == 2
         assert reason in capsys.readouterr().err
-    assert main(["skills", "run", "pymatgen_rocksalt_density", "-p", "formula=KCl", "-p", "a=6.29", "--json"]) == 0
+    assert main(["skills", "run", "pymatgen_rocksalt_density", "-p", f"crystal={json.dumps(rocksalt_crystal('K', 'Cl'))}", "-p", "a=6.29", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["answer"] == rocksalt_density("K", "Cl", 6.29)
 
     # A batch: each item outside fails with its reason and gives no answer; the others are answered.
     sets = tmp_path / "sets.jsonl"
-    sets.write_text("\n".join(json.dumps(p) for p in ({"formula": "KCl", "a": 6.29}, {"formula": "CaF2", "a": 5.0}, {"formula": "salt"})))
+    rows = ({"crystal": rocksalt_crystal("K", "Cl"), "a": 6.29}, {"crystal": rocksalt_crystal("Ca", "Xx"), "a": 5.0}, {"crystal": json.loads(tetragonal)})
+    sets.write_text("\n".join(json.dumps(p) for p in rows))
     assert main(["skills", "run", "pymatgen_rocksalt_density", "--batch", str(sets), "--executor", "local", "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)
     assert (summary["done"], summary["failed"], summary["ran"]) == (1, 2, 1)
     assert main(["skills", "batch", summary["batch_id"], "--json"]) == 0
     items = json.loads(capsys.readouterr().out)["items"]
     assert [(i["status"], i["answer"]) for i in items] == [("done", rocksalt_density("K", "Cl", 6.29)), ("failed", None), ("failed", None)]
-    assert "CaF2 has another make-up" in items[1]["error"] and "'salt' is not a formula" in items[2]["error"]
+    assert "'Xx' is not an element symbol" in items[1]["error"] and "space group P4/mmm is tetragonal" in items[2]["error"]
     assert main(["skills", "run", "--retry", summary["batch_id"], "--executor", "local", "--json"]) == 1  # refused again, not run
     again = json.loads(capsys.readouterr().out)
     assert (again["ran"], again["done"], again["failed"]) == (0, 1, 2)

@@ -20,6 +20,7 @@ from skills.store import open_store
 from tasks.tools.memory import save_to_memory
 from tests.codes import N2_CODE, n2_skill
 from tests.starter import learn_n2_by_position, learn_starter, rocksalt_density
+from tests.starter import rocksalt as rocksalt_crystal
 
 ROOT = Path(__file__).resolve().parents[4]
 DOUBLE = "def run(x: float = 1.0, times: int = 2) -> float:\n    return x * times\n"
@@ -154,13 +155,13 @@ def test_a_skill_tool_refuses_arguments_outside_what_it_was_verified_on(workspac
             assert "with the make-up of its default" in tools[by_position.id].description  # the bound, told to the client
             for name, arguments, reason in [
                 (by_position.id, {"formula": "CO"}, "the skill uses the elements of formula by position, verified on N2; CO has another make-up"),
-                (rocksalt.id, {"formula": "CaF2", "a": 5.0}, "CaF2 has another make-up"),
-                (rocksalt.id, {"formula": "salt"}, "'salt' is not a formula, and formula takes one"),
+                (rocksalt.id, {"crystal": rocksalt_crystal("Ca", "Xx"), "a": 5.0}, "'Xx' is not an element symbol"),
+                (rocksalt.id, {"crystal": {**rocksalt_crystal("K", "Cl"), "space_group": "P4/mmm"}}, "space group P4/mmm is tetragonal"),
             ]:
                 refused = await client.call_tool(name, arguments)
                 assert refused.is_error and refused.structured_content is None, refused
                 assert f"{name} was not verified for" in refused.content[0].text and reason in refused.content[0].text
-            answered = await client.call_tool(rocksalt.id, {"formula": "KCl", "a": 6.29})
+            answered = await client.call_tool(rocksalt.id, {"crystal": rocksalt_crystal("K", "Cl"), "a": 6.29})
             assert not answered.is_error and answered.structured_content["result"] == rocksalt_density("K", "Cl", 6.29)
 
     anyio.run(session)

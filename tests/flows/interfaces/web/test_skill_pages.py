@@ -6,6 +6,7 @@ is refused with the reason, before it takes a turn."""
 from __future__ import annotations
 
 import html
+import json
 import threading
 import time
 from collections import Counter
@@ -21,6 +22,7 @@ from flows.run_skill import SkillOutput
 from skills.store import open_store
 from tests.codes import add_two_skill
 from tests.starter import learn_starter, rocksalt_density
+from tests.starter import rocksalt as rocksalt_crystal
 
 BOB = 100  # bob runs with a = 100, ada with a = 0 … 5: a run's ``a`` tells whose it is
 
@@ -134,11 +136,11 @@ def test_a_burst_of_skill_runs_takes_turns_and_another_user_is_served(workspace,
 def test_a_run_from_the_form_outside_what_the_skill_was_verified_on_is_refused_with_the_reason(workspace, client):
     [rocksalt] = learn_starter("pymatgen_rocksalt_density_nacl")
     for form, reason in [
-        ({"formula": "CaF2", "a": "5.0"}, "CaF2 has another make-up"),
-        ({"formula": "salt", "a": ""}, "'salt' is not a formula, and formula takes one"),
+        ({"crystal": json.dumps(rocksalt_crystal("Ca", "Xx")), "a": "5.0"}, "'Xx' is not an element symbol"),
+        ({"crystal": json.dumps({**rocksalt_crystal("K", "Cl"), "space_group": "P4/mmm"}), "a": ""}, "space group P4/mmm is tetragonal"),
     ]:
         refused = client.post(f"/skills/{rocksalt.id}/run", data=form)
         assert refused.status_code == 400 and reason in html.unescape(refused.text) and 'id="result"' not in refused.text, form
-    page = client.post(f"/skills/{rocksalt.id}/run", data={"formula": "KCl", "a": "6.29"})
+    page = client.post(f"/skills/{rocksalt.id}/run", data={"crystal": json.dumps(rocksalt_crystal("K", "Cl")), "a": "6.29"})
     assert page.status_code == 200 and f"Result: {rocksalt_density('K', 'Cl', 6.29)} g/cm^3" in page.text
     assert open_store(get_settings()).get_skill(rocksalt.id).stats.uses == 1  # the refusals ran nothing
