@@ -255,6 +255,19 @@ def _seconds_left(spec: SupervisorSpec, kept_at: float) -> float | None:
     return max(0.0, last_used + idle - time.time())
 
 
+_ORPHAN_CHECK_S = 60.0
+"""How often a supervisor checks that its workspace still records its server."""
+
+
+def _orphaned(spec: SupervisorSpec) -> bool:
+    """Whether nobody can reach this server through its workspace any more: the workspace's record is gone (the
+    workspace was removed) or names another server (one started for the workspace after it was removed and made anew)."""
+    if not spec.state_path.parent.is_dir():
+        return True
+    current = read_record(spec.state_path)
+    return current is not None and current.id != spec.record.id
+
+
 def _check(child: subprocess.Popen[bytes], spec: SupervisorSpec, unanswered: int) -> tuple[Verdict, int]:
     """At the idle deadline: the verdict, the server already ended where it stops (holding the lock, so that a command
     arriving meanwhile waits, then finds it gone and starts another); and how many checks in a row the API has not
@@ -279,9 +292,13 @@ def _watch(child: subprocess.Popen[bytes], spec: SupervisorSpec, wake_fd: int) -
     while True:
         if child.poll() is not None:
             return "exit"
+        if _orphaned(spec):
+            log.info("stopping the server: its workspace was removed or records another server")
+            terminate(child, _TERMINATE_GRACE_S)
+            return "stop"
         timeout = _seconds_left(spec, kept_at)
         if timeout is None or timeout > 0:
-            ready, _, _ = select.select([wake_fd], [], [], timeout)
+            ready, _, _ = select.select([wake_fd], [], [], min(timeout, _ORPHAN_CHECK_S) if timeout is not None else _ORPHAN_CHECK_S)
             if ready and stop_asked(os.read(wake_fd, 512)):
                 return "exit" if child.poll() is not None else "stop"  # a server that already ended did so on its own
             continue

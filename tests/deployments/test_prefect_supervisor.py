@@ -17,7 +17,7 @@ import pytest
 from deployments import interpreter, prefect_server
 from deployments.net import port_accepts
 from deployments.prefect_server import ensure_local_server, idle_stop_note, last_record, prefect_runtime, workspace_servers
-from deployments.prefect_supervisor import Evidence, ServerRecord, _ended, decide
+from deployments.prefect_supervisor import Evidence, ServerRecord, SupervisorSpec, _ended, _orphaned, decide
 from deployments.settings import get_settings
 from deployments.supervision import process_alive
 from flows.interfaces.cli.main import main
@@ -68,6 +68,21 @@ def test_how_the_server_ended_is_recorded():
     assert (crashed.status, crashed.signal, crashed.exit_code, crashed.reason) == ("crashed", signal.SIGSEGV, None, None)
     assert (_ended(record, "exit", 1).status, _ended(record, "exit", 1).exit_code) == ("crashed", 1)
     assert _ended(record, "exit", -signal.SIGTERM).status == "stopped"  # terminated by someone else: not a crash
+
+
+def test_a_server_whose_workspace_was_removed_or_records_another_server_is_orphaned(tmp_path):
+    state = tmp_path / "prefect" / "server.json"
+    record = ServerRecord(id="mine", workspace=str(tmp_path), port=1, idle_stop_s=IDLE_S, started_at=0.0)
+    spec = SupervisorSpec(record=record, state_path=state, heartbeat_path=state.with_name("heartbeat"), lock_path=state.with_name("server.lock"), command=["true"])
+    state.parent.mkdir()
+    state.write_text(record.model_dump_json())
+    assert not _orphaned(spec)
+    state.write_text(record.model_copy(update={"id": "another"}).model_dump_json())  # the workspace made anew, its own server
+    assert _orphaned(spec)
+    state.unlink()
+    assert not _orphaned(spec)  # no record yet: not known to be anyone else's
+    state.parent.rmdir()
+    assert _orphaned(spec)  # the workspace removed
 
 
 # --- a real server ------------------------------------------------------------------------------------------------------
