@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import element_symbol, formula_elements, resolve_name, same_formula
+from skills.chemistry import element_symbol, formula_elements, is_formula, resolve_name, same_formula
 from skills.context import ALTERING, aside_words, framing_words, structure_names, substance_names
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
@@ -154,10 +154,15 @@ _FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
 _SITE_ZERO = re.compile(r"\b(?:site|atom|index)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 
 
-def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -> list[str]:
+def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], verified: list[str] | None = None) -> list[str]:
     """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
-    counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"), and what it asks for."""
+    counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"; "point group" where the
+    ``verified`` questions say "space group"), and what it asks for."""
     named = _names_of_smiles(query, asked)
+    heads = {
+        stem(b): stem(a) for text in verified or [] for a, b in itertools.pairwise(w.lower() for w in re.findall(r"[A-Za-z]+", text))
+        if is_phrase(a, b)
+    }  # fmt: skip
     acronyms = written_acronyms(query)  # "the MACE potential": a name, though "mace" is an English word
     pairs = list(itertools.pairwise(w.lower() for w in re.findall(r"[A-Za-z]+", query)))
     joined = {w for pair in pairs if explains(vocabulary, "".join(pair)) for w in pair}  # "space group" for from_spacegroup
@@ -174,9 +179,11 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention]) -
         if negated and not is_everyday(word) and explains(vocabulary, word):
             found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
         elif explains(vocabulary, word):
+            if before and heads.get(stem(word), stem(before)) != stem(before) and is_phrase(before, word) and not explains(vocabulary, before):
+                found.append(before)  # "point group" of a skill verified on the space group: another thing of the same head
             continue
-        elif is_technical(word) or word in acronyms:
-            found.append(word)
+        elif is_technical(word) or word in acronyms or (element_symbol(word) and not re.search(rf"\b{word}\s+(?:to|from|in)\b", query.lower())):
+            found.append(word)  # an element named where no value was read ("beta-tungsten"): another substance
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
             found += [w for w in (before, word) if not explains(vocabulary, w)]
     found += unexplained_qualifiers(vocabulary, query, [m.text for m in asked])  # "the molar *volume*", "the *mole* fraction"
@@ -265,6 +272,18 @@ def _code_names(code: str) -> frozenset[str]:
     names |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     names |= {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module for part in n.module.split(".")}  # pymatgen.symmetry
     return frozenset(n for n in names if not n.startswith("_"))
+
+
+@lru_cache(maxsize=256)
+def _code_substances(code: str) -> frozenset[frozenset[str]]:
+    """The element sets of the formulas a skill's code writes as constants (``Atoms("Ar2")`` → {Ar}): its own substance,
+    which a question may name in any form ("an argon dimer") without asking about another."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return frozenset()
+    written = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return frozenset(frozenset(formula_elements(text)) for text in written if is_formula(text))
 
 
 _BUILDS_CRYSTAL = re.compile(r"\b(?:Structure|Lattice|from_spacegroup|bulk|crystal|surface|fcc\d+|bcc\d+|hcp\d+)\b")
@@ -440,6 +459,11 @@ def bind(skill: Skill, query: str) -> Binding:
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
     # "±5 %" and "0.95 to 1.05" state the same factors: either restates the other in the verified question.
     fresh = [m for m in fresh if not (m.plus_minus and spread(m, context)) and not any(factor(m, c) for c in context)]
+    if not any(kind in (*ENTITY_KINDS, "crystal") for kind in kinds.values()):  # "Argon dimer" for the code's own Atoms("Ar2")
+        own = _code_substances(skill.code)
+        fresh = [m for m in fresh if m.kind == "number" or not (found := m.formula or m.element) or frozenset(formula_elements(found)) not in own]
+    if any(re.search(r"\b(?:dimer|diatomic)\b", text, re.IGNORECASE) for text in verified_texts_of(skill)):
+        fresh = [m for m in fresh if not (m.counted == "atom" and m.number == 2)]  # "the two atoms" of a dimer
     repeats = [m for m in asked if _REPEAT.fullmatch(m.text)]
     if repeats:  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat ("3 atoms removed" does not)
         product = math.prod(int(n) for n in re.findall(r"\d+", repeats[0].text))
@@ -470,7 +494,7 @@ def bind(skill: Skill, query: str) -> Binding:
         framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary) | structure_names(query)
     else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
-    unexplained = [w for w in _unexplained(vocabulary, query, asked) if w not in framing]
+    unexplained = [w for w in _unexplained(vocabulary, query, asked, verified_texts_of(skill)) if w not in framing]
     if not substance_only:  # "for the melts", "the (111) surface": common words that make the crystal another thing
         written = {w for w, _, _ in question_words(query, asked)}
         unexplained += [w for w in sorted(written & ALTERING) if not explains(vocabulary, w) and w not in unexplained]
@@ -849,8 +873,14 @@ def _code_differs(code: str, query: str, asked: list[Mention]) -> str | None:
     for keyword, value in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*=\s*(True|False)\b", query):  # "cubic=False", "smooth=True"
         if f"{keyword}={value}" not in flat:
             return f"the question sets {keyword}={value}, which this skill's code does not"
+    own = {name.lower() for name in _code_names(code)}
+    for method in re.finditer(r"(?<=[\w)\]])\.\s*([A-Za-z_]\w*)\s*\(", query):  # "s.pop()" after the skill's own steps
+        if method.group(1).lower() not in own:
+            return f"the question's code calls {method.group(1)}(), which this skill's code does not"
     written = {call.group(1).split(".")[-1]: call for call in _CALL.finditer(query)}
     for name, call in written.items():
+        if re.fullmatch(r"\s*(?:\.\.\.|…)?\s*", call.group(2)):
+            continue  # "BFGS(...)", "BFGS()": its arguments left unsaid, not set otherwise
         for in_code in _CALL.finditer(code):
             if in_code.group(1).split(".")[-1] != name:
                 continue

@@ -21,10 +21,22 @@ from typing import Any
 
 from skills.chemistry import formula_counts, formula_elements, same_formula
 from skills.context import substance_names
-from skills.crystals import crystal_problem, group_number, lattice_family, lattice_lengths, lattice_problem, stated_crystal
+from skills.crystals import (
+    RHOMBOHEDRAL,
+    TWO_ORIGINS,
+    StatedCrystal,
+    built,
+    crystal_problem,
+    group_number,
+    lattice_family,
+    lattice_lengths,
+    lattice_problem,
+    stated_crystal,
+)
 from skills.documents import BoundValue, Skill
 from skills.mentions import Mention, find_mentions
-from skills.structures import stated_groups, structure_mentions, structures
+from skills.minerals import prototype_groups
+from skills.structures import GROUPS, stated_groups, structure_mentions, structures
 from skills.substances import BindingDeclined
 
 __all__ = ["CrystalBinding", "bind_crystal"]
@@ -34,6 +46,9 @@ _CRYSTAL_WORDS = re.compile(
     r"|(?:Hermann|Mauguin)[–-]?(?:Mauguin)?|international)\b",
     re.IGNORECASE,
 )  # "grams per cubic centimetre" keeps its unit
+_HEXAGONAL_AXES = re.compile(r"\bhexagonal\s+(?:axes|setting|coordinates)\b", re.IGNORECASE)
+_DENIED_STRUCTURE = re.compile(r"\b(?:not|no|never|n't|rather\s+than|instead\s+of|unlike)\b(?:\W+\w+){0,4}?\W+(?:structure|phase|type|lattice)\b", re.IGNORECASE)
+_PHASE = re.compile(r"(?:(?<![Kk]-)\b(?:alpha|beta|gamma|delta)|(?<![Kk])(?<![Kk]\s)[αβγδ])\s*-\s*[A-Za-z]", re.IGNORECASE)
 _LINE_AFTER = re.compile(r"\s*-?\s*K\s*-?\s*(?:α|β|alpha|beta|a\b|b\b)")  # the Cu of "Cu Kα" is an X-ray line's
 _FIXED = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1 / 3, 2 / 3, 1 / 6, 5 / 6)
 
@@ -76,7 +91,7 @@ def bind_crystal(skill: Skill, query: str, name: str) -> CrystalBinding:
     problem = crystal_problem(stated.value)
     if problem:
         raise BindingDeclined(f"the question states a crystal this skill cannot build: {problem}")
-    mismatch = lattice_problem(stated.value, skill.code)
+    mismatch = lattice_problem(stated.value, skill.code) or _setting_unsaid(stated, query) or _contradiction(stated, query)
     if mismatch:
         raise BindingDeclined(mismatch)
     lengths = lattice_lengths(skill.code)
@@ -99,6 +114,61 @@ def bind_crystal(skill: Skill, query: str, name: str) -> CrystalBinding:
     found.bound.append(BoundValue(name=name, value=stated.value, words=" … ".join(query[s:e] for s, e in stated.spans)))
     found.query = _blanked(query, spans)
     return found
+
+
+def _setting_unsaid(stated: StatedCrystal, query: str) -> str | None:
+    """Why coordinates written in prose may be in another setting than pymatgen reads the group in, or None."""
+    group = stated.value["space_group"]
+    number = group_number(group) or 0
+    if stated.coded:
+        return None  # pymatgen's own call: pymatgen's setting
+    if number in TWO_ORIGINS:
+        return f"space group {group} has two origin choices; the question does not say its coordinates are in origin choice 1, as pymatgen reads them"
+    if number in RHOMBOHEDRAL and not _HEXAGONAL_AXES.search(query):
+        return f"the question does not say its coordinates of {group} are in hexagonal axes, as pymatgen reads them"
+    return None
+
+
+def _contradiction(stated: StatedCrystal, query: str) -> str | None:
+    """Why the crystal the sites build is not the one the question names (another formula, structure type or mineral), or
+    None; also when pymatgen cannot build it."""
+    made = built(stated.value)
+    group = stated.value["space_group"]
+    if made is None:
+        return f"pymatgen cannot build the crystal stated ({group} with its sites)"
+    formula, _ = made
+    elements = set(stated.value["species"])
+    for mention in find_mentions(query):
+        named = mention.formula or mention.element
+        if mention.kind != "number" and named and set(formula_elements(named)) == elements and not same_formula(_reduced(named), formula):
+            return f"the sites stated build {formula}, not the {mention.text} the question names"
+    from pymatgen.core import Composition
+
+    number = group_number(group)
+    amounts = tuple(sorted(round(v) for v in Composition(formula).reduced_composition.values()))
+    for name in structure_mentions(query):
+        if name.name in GROUPS and GROUPS[name.name] != number:
+            return f"the question names the {name.text} structure but states space group {group}"
+        if _AMOUNTS.get(name.name, amounts) != amounts:  # "rock-salt CaF2" with fluorite's sites
+            return f"the question names the {name.text} structure, which {formula} built from the sites stated does not have"
+    for word in {w.lower() for w in re.findall(r"[A-Za-z]+", query)}:
+        groups = prototype_groups(word)
+        if groups and number not in groups:
+            return f"the question names {word}, a mineral of another space group than {group}"
+    return None
+
+
+def _reduced(formula: str) -> str:
+    from pymatgen.core import Composition
+
+    return str(Composition(formula).reduced_formula)
+
+
+_AMOUNTS = {
+    "rocksalt": (1, 1), "cesiumchloride": (1, 1), "zincblende": (1, 1), "wurtzite": (1, 1), "fluorite": (1, 2), "rutile": (1, 2),
+    "perovskite": (1, 1, 3), "spinel": (1, 2, 4), "fcc": (1,), "bcc": (1,), "hcp": (1,), "sc": (1,), "diamond": (1,),
+}  # fmt: skip
+"""How many atoms of each element a structure type holds per formula unit, fewest first."""
 
 
 def _verified_formula(skill: Skill, species: set[str]) -> str | None:
@@ -131,6 +201,8 @@ def _substituted(skill: Skill, query: str, name: str) -> CrystalBinding:
     groups = stated_groups(query)
     if groups and groups != {group_number(default["space_group"])}:
         return unchanged
+    if _DENIED_STRUCTURE.search(query) or _PHASE.search(query):
+        return unchanged  # "CsCl, which does not take the rock-salt structure"; "beta-tin germanium": another crystal
     species = list(default["species"])
     verified = _verified_formula(skill, set(species))
     mentions = [m for m in find_mentions(query) if m.kind != "number" and (m.formula or m.element) and not _LINE_AFTER.match(query[m.end :])]

@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from skills.chemistry import element_neighbours, element_symbol, is_element
+from skills.chemistry import element_neighbours, element_symbol
 from skills.mentions import group_symbol_spans
 
 __all__ = [
     "CRYSTAL_KEYS", "LATTICE_HELPER", "ScriptCrystal", "StatedCrystal", "crystal_problem", "crystal_probes", "group_number",
-    "lattice_family", "lattice_lengths", "lattice_problem", "script_crystal", "stated_crystal",
+    "RHOMBOHEDRAL", "TWO_ORIGINS", "built", "is_symbol", "lattice_family", "lattice_lengths", "lattice_problem", "script_crystal",
+    "stated_crystal",
 ]  # fmt: skip
 
 CRYSTAL_KEYS = ("space_group", "species", "coords")
@@ -53,6 +54,10 @@ LATTICE_HELPER = '''def _lattice(space_group: str):
 """The helper a lifted crystal's lattice is built with: the verified call's constructor, chosen by the stated group."""
 
 _LATTICES = {"cubic": 1, "tetragonal": 2, "hexagonal": 2}  # pymatgen's constructors a lifted crystal takes, by their lengths
+TWO_ORIGINS = frozenset({48, 50, 59, 68, 70, 85, 86, 88, 125, 126, 129, 130, 133, 134, 137, 138, 141, 142, 201, 203, 222, 224, 227, 228})
+"""The space groups with two origin choices: pymatgen reads a symbol in origin choice 1, most tables give choice 2."""
+RHOMBOHEDRAL = frozenset({146, 148, 155, 160, 161, 166, 167})
+"""The R groups: pymatgen reads their coordinates in hexagonal axes, many tables give rhombohedral ones."""
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -112,10 +117,17 @@ def _coords(node: ast.expr) -> list[list[float]] | None:
     return rows
 
 
+def is_symbol(text: str) -> bool:
+    """Whether ``text`` is an element's symbol, those that read as words too ("I", "In", "As", "Be")."""
+    from pymatgen.core.periodic_table import Element
+
+    return Element.is_valid_symbol(text)
+
+
 def _species(node: ast.expr) -> list[str] | None:
     if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
         return None
-    found = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str) and is_element(e.value)]
+    found = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str) and is_symbol(e.value)]
     return found if len(found) == len(node.elts) else None
 
 
@@ -149,6 +161,8 @@ def _read_call(call: ast.Call) -> ScriptCrystal | None:
     if not _dotted(call.func).endswith("from_spacegroup"):
         return None
     args = _arguments(call)
+    if len(call.args) > 4 or any(k.arg not in ("sg", "lattice", "species", "coords") for k in call.keywords):
+        return None  # coords_are_cartesian=True, tol=…: another crystal than its literals say
     group, lattice = args.get("sg"), args.get("lattice")
     species = _species(args["species"]) if "species" in args else None
     coords = _coords(args["coords"]) if "coords" in args else None
@@ -178,6 +192,11 @@ class StatedCrystal:
     spans: list[tuple[int, int]]
     lattice: list[float] | None = None  # the lengths of ``Lattice.cubic(5.43)`` in a code call
     family: str | None = None  # the lattice constructor the question's code calls
+
+    @property
+    def coded(self) -> bool:
+        """Whether the question wrote pymatgen's call itself (its setting is pymatgen's, whatever the group)."""
+        return self.lattice is not None
 
 
 _CALL = re.compile(r"(?:\w+\.)*from_spacegroup\s*\(")
@@ -219,7 +238,7 @@ def _fraction(text: str) -> float:
 
 
 def _symbol(word: str) -> str | None:
-    return word if is_element(word) else element_symbol(word) if word.islower() else None
+    return word if is_symbol(word) else element_symbol(word) if word.islower() else None
 
 
 def _prose_sites(text: str) -> tuple[list[str], list[list[float]], tuple[int, int]] | None:
@@ -234,6 +253,9 @@ def _prose_sites(text: str) -> tuple[list[str], list[list[float]], tuple[int, in
             runs.append([match])
     if len(runs) != 1:
         return None
+    start, end = runs[0][0].start(), runs[0][-1].end()
+    if any(not start <= m.start() < end for m in re.finditer(_TRIPLE, text)):
+        return None  # a triple of numbers outside the sites ("I at (½, ½, ½)" unread, a Miller index): not the crystal whole
     try:
         coords = [[_fraction(m.group(axis)) for axis in "xyz"] for m in runs[0]]
     except ZeroDivisionError:
@@ -282,19 +304,40 @@ def crystal_problem(value: Any) -> str | None:
     if not isinstance(value, dict) or set(value) != set(CRYSTAL_KEYS):
         return f"a crystal is a mapping of {', '.join(CRYSTAL_KEYS)}"
     group, species, coords = (value[k] for k in CRYSTAL_KEYS)
+    if isinstance(group, str) and ":" in group:
+        return f"give space group {group.partition(':')[0]} without a setting (pymatgen's default setting is used)"
     if not isinstance(group, str) or group_number(group) is None:
         return f"{group!r} is not a space-group symbol"
     if lattice_family(group_number(group) or 0) is None:
         return f"space group {group} is not cubic, tetragonal, trigonal or hexagonal"
     if not isinstance(species, list) or not species or not isinstance(coords, list) or len(coords) != len(species):
         return "a crystal lists as many sites (coords) as species, at least one"
-    bad = next((s for s in species if not isinstance(s, str) or not is_element(s)), None)
+    bad = next((s for s in species if not isinstance(s, str) or not is_symbol(s)), None)
     if bad is not None:
         return f"{bad!r} is not an element symbol"
     numbers = (isinstance(x, (int, float)) and not isinstance(x, bool) and -1 <= x <= 1 for row in coords for x in row)
     if not all(isinstance(row, list) and len(row) == 3 for row in coords) or not all(numbers):
         return "each site's coords are three fractional coordinates between -1 and 1"
+    wrapped = [tuple(round(float(x) % 1.0, 6) % 1.0 for x in row) for row in coords]
+    if len(set(wrapped)) != len(wrapped):
+        return "two sites have the same coordinates"
     return None
+
+
+def built(value: dict[str, Any]) -> tuple[str, int] | None:
+    """The reduced formula and the number of sites of the crystal ``value`` builds (on unit lengths; its composition does
+    not depend on them), or None when pymatgen cannot build it."""
+    from pymatgen.core import Lattice, Structure
+
+    family = lattice_family(group_number(value["space_group"]) or 0)
+    lattice = {"cubic": Lattice.cubic(5.0), "tetragonal": Lattice.tetragonal(5.0, 7.0), "hexagonal": Lattice.hexagonal(5.0, 7.0)}.get(family or "")
+    if lattice is None:
+        return None
+    try:
+        structure = Structure.from_spacegroup(value["space_group"], lattice, value["species"], value["coords"])
+    except Exception:  # noqa: BLE001  # pymatgen refuses a crystal in many ways: none of them builds it
+        return None
+    return structure.composition.reduced_formula, len(structure)
 
 
 # A crystal of another make-up in each lattice family, with as many lengths (cubic: a; the others: a and c).

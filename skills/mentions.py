@@ -308,6 +308,8 @@ def find_mentions(text: str) -> list[Mention]:
             previous.append(token)
             continue
         following = tokens[index + 1][1] if index + 1 < len(tokens) else None
+        if following is not None and not re.fullmatch(r"[\s-]*", text[start + len(token) : tokens[index + 1][0]]):
+            following = None  # "rc=10.2), atoms start": the 10.2 counts no atoms across a bracket or a comma
         mention = _number(token, start, following)
         if mention is not None and re.match(r"\s*[*×·]?\s*E\(", text[start + len(token) :]):
             mention = None  # the 2 of "2 E(H) + E(O) - E(H2O)": a count of atoms in how the answer is formed, no value

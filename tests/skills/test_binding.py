@@ -178,8 +178,9 @@ def test_a_question_about_something_else_declines():
 
 def test_values_out_of_the_verified_kind_decline():
     declines(ROCKSALT, ROCKSALT_QUERY.replace("NaCl", "CaF2"), "another make-up")  # the skill puts Na and Cl on its two sites
-    stated = ROCKSALT_QUERY.replace("rock-salt NaCl", "rock-salt CaF2, Fm-3m with Ca at (0, 0, 0) and F at (0.25, 0.25, 0.25),")
+    stated = ROCKSALT_QUERY.replace("rock-salt NaCl", "CaF2, Fm-3m with Ca at (0, 0, 0) and F at (0.25, 0.25, 0.25),")
     assert bind(ROCKSALT, stated).params["crystal"] == {**rocksalt("Ca", "F"), "coords": [[0.0, 0.0, 0.0], [0.25, 0.25, 0.25]]}
+    declines(ROCKSALT, stated.replace("CaF2,", "rock-salt CaF2,"), "names the rock-salt structure")  # fluorite's sites
     declines(MOLWT, MOLWT_QUERY.replace("aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O)", "C9H8O4"), "names|takes")
     declines(ROCKSALT, ROCKSALT_QUERY.replace("5.64", "-5.64"), "above 0")
 

@@ -1,9 +1,14 @@
 """A skill's crystal binds only whole: stated by its space group and every site, or the verified sites with another
 substance of the same make-up; whatever else the question says about it still declines."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from skills.binding import BindingDeclined, bind
+from skills.crystals import stated_crystal
+from tests.skills.test_binding import lifted
 from tests.skills.test_context import library_skill
 from tests.starter import rocksalt
 
@@ -77,3 +82,35 @@ def test_an_element_takes_a_one_element_crystals_sites_where_its_reference_state
     assert bind(XRD, nickel).params == {"crystal": {"space_group": "Fm-3m", "species": ["Ni"], "coords": [[0.0, 0.0, 0.0]]}, "a": 3.524}
     declines(XRD, nickel.replace("nickel", "tungsten").replace("3.524", "3.165"), "names .tungsten.")  # bcc: not copper's fcc sites
     declines(XRD, nickel.replace("of nickel", "of bcc tungsten").replace("3.524", "3.165"), "bcc|tungsten|W")  # another structure
+
+
+_SUITE = json.loads((Path(__file__).resolve().parents[2] / "benchmarks/suites/transfer/pymatgen_bcc_volume_per_atom.json").read_text())["base"]
+BCC_VOLUME = lifted(_SUITE["solution_code_or_process"], _SUITE["user_query"]["1"])
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [  # what an attack on stated and substituted crystals found answered wrongly, each declined with its reason
+        (CIF, "Diamond silicon, Fd-3m, a = 5.431 Å, Si at (1/8, 1/8, 1/8): save the conventional cell as a CIF with pymatgen, read it back, and report how many atomic sites it has. Return an integer.", "two origin choices"),
+        (DENSITY, "What is the density (unit: g/cm^3) of cuprite Cu2O, Pn-3m, a = 4.2696 Å, Cu at (0, 0, 0) and O at (1/4, 1/4, 1/4), computed with pymatgen? Return a float rounded to 4 decimal places.", "two origin choices"),
+        (JSON, "Store tetragonal FeSe (P4/nmm, a = 3.77 Å, c = 5.52 Å, Fe at (3/4, 1/4, 0) and Se at (1/4, 1/4, 0.2663)) as JSON with pymatgen and load it back; what reduced formula does the loaded structure have? Return a string.", "two origin choices"),
+        (JSON, "Store Sb2Te3 (R-3m, a = 4.264 Å, c = 30.458 Å, Te at (0, 0, 0), Sb at (0.3988, 0.3988, 0.3988) and Te at (0.2128, 0.2128, 0.2128)) as JSON with pymatgen and load it back; what reduced formula does the loaded structure have? Return a string.", "hexagonal axes"),
+        (CIF, "Zinc-blende ZnS, Fm-3m, a = 5.41 Å, Zn at (0, 0, 0) and S at (1/4, 1/4, 1/4): save the conventional cell as a CIF with pymatgen, read it back, and report how many atomic sites it has. Return an integer.", "build ZnS2, not the ZnS"),
+        (DENSITY, "What is the density (unit: g/cm^3) of fluorite CaF2, Fm-3m, a = 5.463 Å, Ca at (0, 0, 0) and F at (1/2, 1/2, 1/2), computed with pymatgen? Return a float rounded to 4 decimal places.", "build CaF, not the fluorite"),
+        (DENSITY, "What is the density (unit: g/cm^3) of rock-salt CaF2, Fm-3m, a = 5.463 Å, Ca at (0, 0, 0) and F at (1/4, 1/4, 1/4), computed with pymatgen? Return a float rounded to 4 decimal places.", "names the rock-salt structure, which CaF2 built from the sites stated does not have"),
+        (DENSITY, "Build s = Structure.from_spacegroup('Fm-3m', Lattice.cubic(5.64), ['Na', 'Cl'], [[0, 0, 0], [0.5, 0.5, 0.5]]) with pymatgen, call s.pop(), and report s.density (unit: g/cm^3). Return a float rounded to 4 decimal places.", "calls pop"),
+        (NEIGHBOUR, "Build s = Structure.from_spacegroup('Pm-3m', Lattice.cubic(4.0), ['Cs', 'Cl'], [[0, 0, 0], [0.8, 0.4, 0]], coords_are_cartesian=True) with pymatgen and return the shortest distance (unit: Å) among s.get_neighbors(s[0], 3.0). Return a float rounded to 4 decimal places.", "."),
+        (DENSITY, "What is the density (unit: g/cm^3) of CsCl, which does not take the rock-salt structure, with a cubic lattice constant of 4.123 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "CsCl"),
+        (NEIGHBOUR, "What is the nearest-neighbour Ge-Ge distance (unit: Å) in beta-tin germanium with a = 4.884 Å, computed with pymatgen by searching the neighbours of one atom within 3.0 Å? Return a float rounded to 4 decimal places.", "tin|germanium|Ge"),
+        (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of beta-tungsten with a lattice constant of 5.04 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "tungsten"),
+    ],
+)
+def test_what_an_attack_on_crystals_found_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_every_site_is_read_the_symbols_that_read_as_words_too_and_a_triple_left_over_unreads_the_crystal():
+    caesium_iodide = "What is the density (unit: g/cm^3) of the Pm-3m crystal with a = 4.567 Å, Cs at (0, 0, 0) and I at (1/2, 1/2, 1/2), computed with pymatgen? Return a float rounded to 4 decimal places."
+    assert bind(DENSITY, caesium_iodide).params["crystal"] == {"space_group": "Pm-3m", "species": ["Cs", "I"], "coords": [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]}
+    assert bind(BCC_VOLUME, caesium_iodide.replace("density (unit: g/cm^3)", "volume per atom (unit: Å^3/atom)")).params["crystal"]["species"] == ["Cs", "I"]
+    assert stated_crystal("Pm-3m: Cs at (0, 0, 0) and Xq at (1/2, 1/2, 1/2)") is None  # a triple no site reads

@@ -63,6 +63,9 @@ def test_a_scripts_literal_call_is_its_crystal_and_a_computed_one_is_not():
     ("value", "problem"),
     [
         (rocksalt("Na", "Cl"), None),
+        (rocksalt("Cs", "I"), None),  # a symbol that reads as a word is a symbol still
+        ({**rocksalt("Na", "Cl"), "coords": [[0, 0, 0], [1, 1, 1]]}, "two sites have the same coordinates"),
+        ({**rocksalt("Na", "Cl"), "space_group": "R-3m:R"}, "give space group R-3m without a setting (pymatgen's default setting is used)"),
         ({**rocksalt("Na", "Cl"), "space_group": "P2/m"}, "space group P2/m is not cubic, tetragonal, trigonal or hexagonal"),
         ({**rocksalt("Na", "Cl"), "space_group": "Fm-3x"}, "'Fm-3x' is not a space-group symbol"),
         (rocksalt("Na", "salt"), "'salt' is not an element symbol"),

@@ -387,7 +387,7 @@ LI_O_ASK = "how far above the convex hull (unit: eV/atom) is Li2O2? Use pymatgen
         (ATOMIZATION_CODE, "Calculate the atomization energy (unit: eV) of Dewar benzene (C6H6) using ASE's EMT calculator, relaxing the molecule to fmax=0.01 eV/Å first.", "as benzene"),
         (COHESIVE_CODE, "What is the cohesive energy (unit: eV/atom) of Cu in the A15 structure with a = 4.6 Å according to ASE's EMT calculator?", "A15 structure"),
         (library_skill("ase_emt_cu_lattice_constant"), "What is the equilibrium lattice constant (unit: Å) of copper in the A2 (tungsten-type) structure predicted by "
-         "ASE's EMT potential, from an equation-of-state fit over 11 evenly spaced lattice constants from 2.8 to 3.0 Å?", "the skill builds fcc"),
+         "ASE's EMT potential, from an equation-of-state fit over 11 evenly spaced lattice constants from 2.8 to 3.0 Å?", "the skill builds fcc|.tungsten."),
         (VACANCY_CODE, "What is the unrelaxed vacancy formation energy (unit: eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell with ASE's EMT, "
          "taking the removed atom to the free atom (E_f = E(N-1) + E_atom - E(N))?", "its own formula"),
         (library_skill("spglib_symmetry_operations_si"), "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with "
