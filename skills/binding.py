@@ -151,6 +151,13 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
 
 _FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
 """Code that looks around a structure's first site (``s.get_neighbors(s[0], r)``)."""
+def _site_elements(value: Any) -> set[str]:
+    """The elements a crystal value puts on its sites."""
+    species = value.get("species") if isinstance(value, dict) else None
+    return {str(s) for s in species} if isinstance(species, list) else set()
+
+
+_SAYS_FIRST = re.compile(r"\b(?:first\s+(?:site|atom)|(?:site|atom|index)\s*0|\w+\[0\])", re.IGNORECASE)
 _SITE_ZERO = re.compile(r"\b(?:site|atom|index)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 
 
@@ -588,6 +595,11 @@ def bind(skill: Skill, query: str) -> Binding:
     if problems:
         raise BindingDeclined(problems[0])
     own_substance = any(equal_mentions(k, a) for k in known if k.kind != "number" for a in asked if a.kind != "number")
+    if crystal and not crystal_changed and not own_substance:  # "a rock-salt crystal", "K+Cl-": no substance read
+        raise BindingDeclined(f"the question names no substance this skill can build; it builds {substance_text(properties[crystal], properties[crystal].default)}")
+    if crystal_changed and crystal and _FIRST_SITE.search(skill.code) and not _SAYS_FIRST.search(query):
+        if len(_site_elements(binding.params[crystal])) > len(_site_elements(properties[crystal].default)):
+            raise BindingDeclined("the skill looks around the first site only; the question's crystal has sites of several elements")
     sibling = None if own_substance else _unstated_sibling(binding, properties, kinds, skill.tunables)
     if sibling:  # "magnesium with c = 5.3 Å" keeps magnesium's a; "a hexagonal cell with a = 2.951 Å" has no c
         raise BindingDeclined(sibling)
@@ -807,12 +819,16 @@ def _bind_defaults(
         binding.bound.append(BoundValue(name=name, value=prop.default, words=DEFAULT_WORDS))
 
 
-_LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|b)(?:1|2)?(?![a-z])")
+_LINE = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)[\s-]?K[\s-]?(α|β|alpha|beta|a|b)[\s-]?([12₁₂]?)(?![a-z\d])")
 
 
 def _lines(text: str) -> set[str]:
-    """The X-ray lines a text names ("Cu Kα", "CuKa", "Mo K-alpha" → CuKα, MoKα)."""
-    return {f"{m.group(1)}K{'α' if m.group(2) in ('α', 'alpha', 'a') else 'β'}" for m in _LINE.finditer(text)}
+    """The X-ray lines a text names ("Cu Kα", "CuKa", "Mo K-alpha" → CuKα, MoKα; "Cu K-alpha1" → CuKα1, another line than
+    the averaged Kα)."""
+    return {
+        f"{m.group(1)}K{'α' if m.group(2) in ('α', 'alpha', 'a') else 'β'}{m.group(3).translate(str.maketrans('₁₂', '12'))}"
+        for m in _LINE.finditer(text)
+    }
 
 
 def _reference_structure(substance: str) -> str | None:

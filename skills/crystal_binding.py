@@ -48,6 +48,8 @@ _CRYSTAL_WORDS = re.compile(
 )  # "grams per cubic centimetre" keeps its unit
 _HEXAGONAL_AXES = re.compile(r"\bhexagonal\s+(?:axes|setting|coordinates)\b", re.IGNORECASE)
 _DENIED_STRUCTURE = re.compile(r"\b(?:not|no|never|n't|rather\s+than|instead\s+of|unlike)\b(?:\W+\w+){0,4}?\W+(?:structure|phase|type|lattice)\b", re.IGNORECASE)
+_DENIAL = re.compile(r"\b(?:not|no|never|other\s+than|rather\s+than|instead\s+of|unlike|except)\b|n't\b", re.IGNORECASE)
+_ISOTOPE = re.compile(r"(?i:deuter|triti)|\b[A-Z][a-z]?[DT]\d*\b|\b[DT]\d*[A-Z]")  # "LiD": pymatgen weighs it as hydrogen
 _PHASE = re.compile(r"(?:(?<![Kk]-)\b(?:alpha|beta|gamma|delta)|(?<![Kk])(?<![Kk]\s)[αβγδ])\s*-\s*[A-Za-z]", re.IGNORECASE)
 _LINE_AFTER = re.compile(r"\s*-?\s*K\s*-?\s*(?:α|β|alpha|beta|a\b|b\b)")  # the Cu of "Cu Kα" is an X-ray line's
 _FIXED = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1 / 3, 2 / 3, 1 / 6, 5 / 6)
@@ -135,7 +137,7 @@ def _contradiction(stated: StatedCrystal, query: str) -> str | None:
     made = built(stated.value)
     group = stated.value["space_group"]
     if made is None:
-        return f"pymatgen cannot build the crystal stated ({group} with its sites)"
+        return f"the crystal stated ({group} with its sites) does not build: pymatgen refuses it, or two sites fall on one place"
     formula, _ = made
     elements = set(stated.value["species"])
     for mention in find_mentions(query):
@@ -201,7 +203,8 @@ def _substituted(skill: Skill, query: str, name: str) -> CrystalBinding:
     groups = stated_groups(query)
     if groups and groups != {group_number(default["space_group"])}:
         return unchanged
-    if _DENIED_STRUCTURE.search(query) or _PHASE.search(query):
+    denied = any(_DENIAL.search(query[max(0, m.start - 40) : m.start]) for m in structure_mentions(query))
+    if denied or _DENIED_STRUCTURE.search(query) or _PHASE.search(query) or _ISOTOPE.search(query):
         return unchanged  # "CsCl, which does not take the rock-salt structure"; "beta-tin germanium": another crystal
     species = list(default["species"])
     verified = _verified_formula(skill, set(species))

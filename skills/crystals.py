@@ -121,7 +121,7 @@ def is_symbol(text: str) -> bool:
     """Whether ``text`` is an element's symbol, those that read as words too ("I", "In", "As", "Be")."""
     from pymatgen.core.periodic_table import Element
 
-    return Element.is_valid_symbol(text)
+    return text not in ("D", "T") and Element.is_valid_symbol(text)  # deuterium and tritium: hydrogen's mass, not theirs
 
 
 def _species(node: ast.expr) -> list[str] | None:
@@ -203,6 +203,9 @@ _CALL = re.compile(r"(?:\w+\.)*from_spacegroup\s*\(")
 _NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?"
 _TRIPLE = rf"(?P<open>[(\[])?\s*(?P<x>{_NUMBER})\s*(?:,\s*|\s+)(?P<y>{_NUMBER})\s*(?:,\s*|\s+)(?P<z>{_NUMBER})\s*(?(open)[)\]])"
 _SITE = re.compile(rf"\b(?P<element>[A-Z][a-z]?|[a-z]{{3,}})\b\s*(?:atoms?\s+)?(?:(?:at|on|in)\s+|[:=]\s*)?{_TRIPLE}(?!\d|\.\d)")
+_ITEM = r"\s*[^,;()\[\]A-Wa-w]{1,12}?\s*"  # a coordinate as written, read or not: no word in it (x, y and z may be)
+_BRACKETED = rf"[(\[]{_ITEM},{_ITEM},{_ITEM}[)\]]"  # three coordinates in brackets
+_UNREAD = re.compile(r"[½⅓⅔¼¾⅛⅜⅝⅞⁄−]")  # fractions and minus signs the site reader does not read
 _BETWEEN = re.compile(r"[\s,;/]*(?:and\s+)?")
 
 
@@ -254,8 +257,8 @@ def _prose_sites(text: str) -> tuple[list[str], list[list[float]], tuple[int, in
     if len(runs) != 1:
         return None
     start, end = runs[0][0].start(), runs[0][-1].end()
-    if any(not start <= m.start() < end for m in re.finditer(_TRIPLE, text)):
-        return None  # a triple of numbers outside the sites ("I at (½, ½, ½)" unread, a Miller index): not the crystal whole
+    if any(not start <= m.start() < end for m in re.finditer(f"{_TRIPLE}|{_BRACKETED}", text)) or _UNREAD.search(text):
+        return None  # coordinates outside the sites ("I at (1/2, 1/2, 1/2)" unread, "(½, ½, ½)", a Miller index): not whole
     try:
         coords = [[_fraction(m.group(axis)) for axis in "xyz"] for m in runs[0]]
     except ZeroDivisionError:
@@ -325,8 +328,9 @@ def crystal_problem(value: Any) -> str | None:
 
 
 def built(value: dict[str, Any]) -> tuple[str, int] | None:
-    """The reduced formula and the number of sites of the crystal ``value`` builds (on unit lengths; its composition does
-    not depend on them), or None when pymatgen cannot build it."""
+    """The reduced formula and the number of sites of the crystal ``value`` builds (on nominal lengths; its composition
+    does not depend on them), or None when pymatgen cannot build it or two of its sites fall on one place (the same
+    position of the group listed twice: pymatgen keeps both atoms)."""
     from pymatgen.core import Lattice, Structure
 
     family = lattice_family(group_number(value["space_group"]) or 0)
@@ -336,6 +340,8 @@ def built(value: dict[str, Any]) -> tuple[str, int] | None:
     try:
         structure = Structure.from_spacegroup(value["space_group"], lattice, value["species"], value["coords"])
     except Exception:  # noqa: BLE001  # pymatgen refuses a crystal in many ways: none of them builds it
+        return None
+    if not structure.is_valid(tol=0.05):
         return None
     return structure.composition.reduced_formula, len(structure)
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, formula_elements, is_element, is_formula, same_formula
-from skills.crystals import crystal_problem, lattice_problem
+from skills.crystals import built, crystal_problem, lattice_problem
 from skills.documents import Skill
 from skills.parameter import Parameter
 from skills.params import ParameterError, params_text, validate_params
@@ -175,10 +175,17 @@ def domain_problems(skill: Skill, params: Mapping[str, Any], unset: str = _UNSET
     problems = [p for name, value in params.items() if name in properties and (p := value_problem(name, properties[name], value))]
     problems += [
         f"{name}: {p}" for name, value in params.items()
-        if name in properties and parameter_kind(properties[name]) == "crystal" and (p := lattice_problem(value, skill.code))
+        if name in properties and parameter_kind(properties[name]) == "crystal" and (p := lattice_problem(value, skill.code) or _unbuilt(value))
     ]  # fmt: skip
     hidden = hidden_problem(skill, params, unset)
     return problems + ([hidden] if hidden else []) + _unlisted(properties, params)
+
+
+def _unbuilt(value: Any) -> str | None:
+    """Why pymatgen cannot build a crystal that passes ``crystal_problem`` (two sites on one place of its group), or None."""
+    if crystal_problem(value) is not None or built(value) is not None:
+        return None
+    return "the crystal does not build: pymatgen refuses it, or two of its sites fall on one place of the group"
 
 
 def _unlisted(properties: Mapping[str, Parameter], params: Mapping[str, Any]) -> list[str]:

@@ -13,9 +13,9 @@ def test_learned_bases_answer_variants_and_decline_distractors(scripted, tmp_pat
     report = transfer([FAMILY], out=str(tmp_path / "run"))
     score = report.families[0]
     assert report.learned == ["pymatgen_rocksalt_density: learned (lifted)"]
-    assert score.wrong == 0 and score.correct == score.variants == 3
-    assert score.distractors_declined == score.distractors == 3
-    assert score.recalled == 3 and all(r.recalled == ["pymatgen_rocksalt_density-v1"] for r in report.rows if r.role == "variant")
+    assert score.wrong == 0 and score.correct == score.variants == 4  # fluorite too, stated whole
+    assert score.distractors_declined == score.distractors == 4
+    assert score.recalled == 4 and all(r.recalled == ["pymatgen_rocksalt_density-v1"] for r in report.rows if r.role == "variant")
     assert all(r.reason for r in report.rows if r.verdict == "declined")
     assert (tmp_path / "run" / "transfer.md").read_text().startswith("| family |")
 

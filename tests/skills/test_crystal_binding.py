@@ -100,7 +100,7 @@ BCC_VOLUME = lifted(_SUITE["solution_code_or_process"], _SUITE["user_query"]["1"
         (DENSITY, "What is the density (unit: g/cm^3) of rock-salt CaF2, Fm-3m, a = 5.463 Å, Ca at (0, 0, 0) and F at (1/4, 1/4, 1/4), computed with pymatgen? Return a float rounded to 4 decimal places.", "names the rock-salt structure, which CaF2 built from the sites stated does not have"),
         (DENSITY, "Build s = Structure.from_spacegroup('Fm-3m', Lattice.cubic(5.64), ['Na', 'Cl'], [[0, 0, 0], [0.5, 0.5, 0.5]]) with pymatgen, call s.pop(), and report s.density (unit: g/cm^3). Return a float rounded to 4 decimal places.", "calls pop"),
         (NEIGHBOUR, "Build s = Structure.from_spacegroup('Pm-3m', Lattice.cubic(4.0), ['Cs', 'Cl'], [[0, 0, 0], [0.8, 0.4, 0]], coords_are_cartesian=True) with pymatgen and return the shortest distance (unit: Å) among s.get_neighbors(s[0], 3.0). Return a float rounded to 4 decimal places.", "."),
-        (DENSITY, "What is the density (unit: g/cm^3) of CsCl, which does not take the rock-salt structure, with a cubic lattice constant of 4.123 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "CsCl"),
+        (DENSITY, "What is the density (unit: g/cm^3) of CsCl, which does not take the rock-salt structure, with a cubic lattice constant of 4.123 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "CsCl|not salt"),
         (NEIGHBOUR, "What is the nearest-neighbour Ge-Ge distance (unit: Å) in beta-tin germanium with a = 4.884 Å, computed with pymatgen by searching the neighbours of one atom within 3.0 Å? Return a float rounded to 4 decimal places.", "tin|germanium|Ge"),
         (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of beta-tungsten with a lattice constant of 5.04 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "tungsten"),
     ],
@@ -114,3 +114,20 @@ def test_every_site_is_read_the_symbols_that_read_as_words_too_and_a_triple_left
     assert bind(DENSITY, caesium_iodide).params["crystal"] == {"space_group": "Pm-3m", "species": ["Cs", "I"], "coords": [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]}
     assert bind(BCC_VOLUME, caesium_iodide.replace("density (unit: g/cm^3)", "volume per atom (unit: Å^3/atom)")).params["crystal"]["species"] == ["Cs", "I"]
     assert stated_crystal("Pm-3m: Cs at (0, 0, 0) and Xq at (1/2, 1/2, 1/2)") is None  # a triple no site reads
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [  # what a second attack found answered wrongly, each declined with its reason
+        (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of iron, Pm-3m, a = 2.87 Å, Fe at (0, 0, 0) and Fe at (½, ½, ½), computed with pymatgen? Return a float rounded to 4 decimal places.", "."),
+        (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of bcc iron, Im-3m, a = 2.87 Å, Fe at (0, 0, 0) and Fe at (1/2, 1/2, 1/2), computed with pymatgen? Return a float rounded to 4 decimal places.", "two sites fall on one place"),
+        (DENSITY, "What is the density (unit: g/cm^3) of rock-salt K+Cl- with a cubic lattice constant of 6.29 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "names no substance|K"),
+        (DENSITY, "What is the density (unit: g/cm^3) of a rock-salt crystal with a cubic lattice constant of 6.29 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "names no substance this skill can build"),
+        (DENSITY, "What is the density (unit: g/cm^3) of rock-salt lithium deuteride (LiD) with a cubic lattice constant of 4.07 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "."),
+        (DENSITY, "What is the density (unit: g/cm^3) of CsCl, which isn't rock-salt, with a cubic lattice constant of 4.123 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "CsCl|not salt"),
+        (NEIGHBOUR, "Nearest-neighbour distance (unit: Å) in cubic perovskite SrTiO3, Pm-3m, a = 3.905 Å, Sr at (0, 0, 0), Ti at (1/2, 1/2, 1/2) and O at (1/2, 1/2, 0), from pymatgen's neighbours of one atom within 3.0 Å? Return a float rounded to 4 decimal places.", "first site only"),
+        (XRD, "What 2θ (degrees) does pymatgen's XRDCalculator (Cu K-alpha1) give for the strongest peak of copper with a = 3.615 Å? Return a float.", "CuKα1 line"),
+    ],
+)
+def test_what_a_second_attack_on_crystals_found_declines(skill, query, reason):
+    declines(skill, query, reason)
