@@ -72,7 +72,16 @@ from skills.numeric import (
 )  # fmt: skip
 from skills.parameter import Parameter
 from skills.retrieval import split_name
-from skills.structures import GROUPS, StructureMention, crystal_family, stated_groups, structure_mentions, structures, unknown_structure
+from skills.structures import (
+    GROUPS,
+    StructureMention,
+    crystal_family,
+    reference_structure,
+    stated_groups,
+    structure_mentions,
+    structures,
+    unknown_structure,
+)
 from skills.substances import (
     BindingDeclined,
     assign_described,
@@ -585,7 +594,7 @@ def bind(skill: Skill, query: str) -> Binding:
     pair = range_pair(verified, known, sources)
     if pair is not None and sum(name in binding.params for name in pair) == 1:  # "a path length of exactly 3" for "lengths 1 to 6"
         raise BindingDeclined(f"the question states one value where this skill takes a range ({pair[0]} to {pair[1]})")
-    if structure and any(_reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
+    if structure and any(reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
     _bind_defaults(binding, properties, kinds, query, skill.tunables, free)
     isomer = _another_isomer(skill.code, binding, query)
@@ -829,15 +838,6 @@ def _lines(text: str) -> set[str]:
         f"{m.group(1)}K{'α' if m.group(2) in ('α', 'alpha', 'a') else 'β'}{m.group(3).translate(str.maketrans('₁₂', '12'))}"
         for m in _LINE.finditer(text)
     }
-
-
-def _reference_structure(substance: str) -> str | None:
-    """The crystal structure of an element in its reference state (ASE's ``reference_states``: Al fcc, W bcc), else None."""
-    from ase.data import atomic_numbers, reference_states
-
-    number = atomic_numbers.get(substance)
-    state = reference_states[number] if number is not None else None
-    return str(state["symmetry"]) if state else None
 
 
 def _structure_unsaid(said: set[str], asked: set[str]) -> str | None:

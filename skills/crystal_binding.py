@@ -36,7 +36,7 @@ from skills.crystals import (
 from skills.documents import BoundValue, Skill
 from skills.mentions import Mention, find_mentions
 from skills.minerals import prototype_groups
-from skills.structures import GROUPS, stated_groups, structure_mentions, structures
+from skills.structures import GROUPS, reference_structure, stated_groups, structure_mentions, structures
 from skills.substances import BindingDeclined
 
 __all__ = ["CrystalBinding", "bind_crystal"]
@@ -185,12 +185,8 @@ def _verified_formula(skill: Skill, species: set[str]) -> str | None:
 
 def _in_reference_structure(substance: str, skill: Skill) -> bool:
     """Whether an element's reference state (ASE's ``reference_states``) is the one structure type the verified question names."""
-    from ase.data import atomic_numbers, reference_states
-
     said = structures(skill.provenance.query or skill.description)
-    number = atomic_numbers.get(substance)
-    state = reference_states[number] if number is not None else None
-    return len(said) == 1 and state is not None and state.get("symmetry") in said
+    return len(said) == 1 and reference_structure(substance) in said
 
 
 def _substituted(skill: Skill, query: str, name: str) -> CrystalBinding:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRUCTURES", "GROUPS", "BUILT", "stated_groups", "crystal_family", "StructureMention", "structure_mentions", "structures", "unknown_structure"]
+__all__ = ["STRUCTURES", "GROUPS", "BUILT", "stated_groups", "crystal_family", "StructureMention", "structure_mentions", "structures", "unknown_structure", "reference_structure"]
 
 STRUCTURES = {
     "fcc": r"fcc|f\.c\.c\.?|face[- ]cent(?:er|re)d[- ]cubic|cubic close[- ]packed|ccp|(?-i:A1)|copper[- ]type|(?-i:Cu)[- ]type",
@@ -121,3 +121,12 @@ def crystal_family(group: int) -> str:
         if group <= last:
             return family
     return "cubic"
+
+
+def reference_structure(substance: str) -> str | None:
+    """The crystal structure of an element in its reference state (ASE's ``reference_states``: Al fcc, W bcc), else None."""
+    from ase.data import atomic_numbers, reference_states
+
+    number = atomic_numbers.get(substance)
+    state = reference_states[number] if number is not None else None
+    return str(state["symmetry"]) if state else None
