@@ -12,6 +12,7 @@ its worker died is still stored once. A job's resources come from
 has waits, with a status line, up to ``resource_wait_s``, then fails with the reason, unless
 ``manager_config["gpu_optional"]`` says it runs on the CPU too (a machine-learned potential):
 then, where no worker advertises a GPU when it is submitted, it goes to any worker, with a status line.
+On a cluster with no worker at all, every job waits so, and fails the same way: never forever.
 
 >>> runner = job_runner(settings, "dask")                       # doctest: +SKIP
 >>> for outcome in runner.run(flow):                           # doctest: +SKIP
@@ -125,6 +126,22 @@ def _in_order(flow: Flow | Job) -> Iterator[tuple[Job, list[str]]]:
     yield from ordered
 
 
+def _option(need: str) -> str:
+    return f" --resources {need}" if need else ""
+
+
+def _waiting(jobs: int, need: str, workers: int, wait_s: float) -> str:
+    """The status line of jobs no worker can take yet: which resources (``need``, "" for any worker), and what to do."""
+    if not need:
+        what = "the cluster has no worker yet"
+    else:
+        what = f"none of the {workers} workers has it"
+    return (
+        f"{jobs} job(s) waiting for a worker{' with ' + need if need else ''}: {what} "
+        f"(start one with `evoskill worker{_option(need)}`); giving up after {wait_s:g} s"
+    )
+
+
 class JobRunner(Protocol):
     def run(self, flow: Flow | Job) -> Iterator[JobOutcome]: ...
 
@@ -147,6 +164,7 @@ class DaskJobRunner:
         self.resource_wait_s = resource_wait_s
         self.on_status = on_status or (lambda message: None)
         self.placed: dict[Future, dict[str, float]] = {}  # what each submitted job asked the scheduler for
+        self.gave_up: dict[Future, str] = {}  # jobs cancelled after waiting, with the resources they waited for ("" any worker)
 
     def submit(self, flow: Flow | Job) -> dict[Future, Job]:
         """Submit every job, parents first; each future waits on its parents' futures."""
@@ -205,18 +223,18 @@ class DaskJobRunner:
         unplaceable: dict[str, list[Future]] = {}
         for future in remaining:
             lacking = missing_resources(workers, self.placed.get(future, job_resources(submitted[future])))
-            if lacking:
+            if lacking or not workers:  # no worker at all: a job with no resource needs waits too, never forever
                 unplaceable.setdefault(format_resources(lacking, ","), []).append(future)
+        for need in set(since) - set(unplaceable):
+            del since[need]  # a worker that fits joined: a later shortage waits afresh
         for need, futures in unplaceable.items():
             started = since.setdefault(need, now)
             if now - started >= self.resource_wait_s:
                 for future in futures:
+                    self.gave_up[future] = need
                     future.cancel()
             elif now - last_status >= _STATUS_EVERY_S or started == now:
-                self.on_status(
-                    f"{len(futures)} job(s) waiting for a worker with {need}: none of the {len(workers)} workers has it "
-                    f"(start one with `evoskill worker --resources {need}`); giving up after {self.resource_wait_s:g} s"
-                )
+                self.on_status(_waiting(len(futures), need, len(workers), self.resource_wait_s))
                 last_status = now
         return last_status
 
@@ -224,8 +242,9 @@ class DaskJobRunner:
         if future.status == "finished":
             return future.result()
         if future.status == "cancelled":
-            need = format_resources(job_resources(job), ",")
-            error = f"no worker with {need} joined within {self.resource_wait_s:g} s; start one with `evoskill worker --resources {need}`"
+            need = self.gave_up.get(future, format_resources(job_resources(job), ","))
+            with_need = f" with {need}" if need else ""
+            error = f"no worker{with_need} joined within {self.resource_wait_s:g} s; start one with `evoskill worker{_option(need)}`"
         else:
             exc = future.exception()
             error = f"{type(exc).__name__}: {exc}"  # KilledWorker: its workers died too often running it

@@ -85,21 +85,34 @@ def test_a_gpu_optional_job_waits_for_the_first_workers_of_a_cluster_still_start
 
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+    log = workspace.parent / "worker.log"
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client, open(log, "wb") as out:
         worker = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address, "--nthreads", "1", "--resources", "GPU=1",
-             "--name", "gpu-worker", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+             "--name", "gpu-worker", "--no-dashboard"], stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
             messages: list[str] = []
-            (outcome,) = DaskJobRunner(client, resource_wait_s=60, on_status=messages.append).run(
+            (outcome,) = DaskJobRunner(client, resource_wait_s=120, on_status=messages.append).run(
                 SkillMaker.from_skill(_skill("potential", gpu_preferred=True)).make(x=2.0)
             )
-            assert outcome.ok and outcome.document["output"] == 4.0 and messages == []  # it waited, found the GPU, ran there
+            why = f"{outcome.error} {messages}; the worker printed:\n{log.read_text(errors='replace')[-3000:]}"
+            assert outcome.ok and outcome.document["output"] == 4.0 and messages == [], why  # it waited, found the GPU, ran there
             assert outcome.worker == next(iter(client.scheduler_info(n_workers=-1)["workers"]))
         finally:
             worker.terminate()
             worker.wait(timeout=30)
+
+
+def test_a_job_on_a_cluster_with_no_worker_at_all_fails_after_the_wait_with_what_to_do():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+        messages: list[str] = []
+        (outcome,) = DaskJobRunner(client, resource_wait_s=1.5, on_status=messages.append).run(SkillMaker.from_skill(_skill("double")).make(x=1.0))
+    assert not outcome.ok
+    assert outcome.error == "no worker joined within 1.5 s; start one with `evoskill worker`"
+    assert messages == ["1 job(s) waiting for a worker: the cluster has no worker yet (start one with `evoskill worker`); giving up after 1.5 s"]
 
 
 def test_a_skill_that_runs_a_machine_learned_potential_prefers_a_gpu():
