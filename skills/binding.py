@@ -155,7 +155,7 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     texts.append(documented_words(skill.code))  # "The average molecular weight of the molecule": what Descriptors.MolWt computes
     if _FIRST_SITE.search(skill.code):
         texts.append("first site")  # the neighbours of s[0]: of the first site
-    return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
+    return explaining_forms((w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text)), texts)
 
 
 _FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
@@ -204,6 +204,24 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
             found += [w for w in (before, word) if not explains(vocabulary, w)]
     found += unexplained_qualifiers(vocabulary, query, [m.text for m in asked])  # "the molar *volume*", "the *mole* fraction"
     return list(dict.fromkeys(found))
+
+
+def _partly_named(context: list[Mention], asked: list[Mention]) -> str | None:
+    """Why a skill fixed to its own substance cannot answer a question that names some of that substance's elements but
+    not all ("a Cs atom at the corner and another at the body centre" of a skill built on CsCl), else None."""
+    own = {e for m in context if m.kind != "number" for e in _mention_elements(m)}
+    named = {e for m in asked if m.kind != "number" for e in _mention_elements(m)}
+    if not named or not named < own:  # none of them, all of them, or another substance too ("CsCl" of a skill built on NaCl)
+        return None
+    return f"the question names {', '.join(sorted(named & own))} but not {', '.join(sorted(own - named))}, of the substance this skill is built on"
+
+
+def _mention_elements(mention: Mention) -> set[str]:
+    found = mention.formula or mention.element
+    try:
+        return set(formula_elements(found)) if found else set()
+    except (ValueError, KeyError):
+        return set()
 
 
 def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
@@ -417,10 +435,19 @@ def _stated(mention: Mention) -> str:
     return mention.formula or mention.smiles or mention.element or mention.kind
 
 
+def _basis_said(asked: str | None, given: str | None, query: str) -> bool:
+    """Whether the question asks for the skill's unit with its basis said apart: "energy per atom in eV" is eV/atom."""
+    unit, _, basis = (given or "").partition("/")
+    if not (asked and unit and basis) or units_differ(asked, unit):
+        return False
+    basis = {"fu": "formula unit", "f.u.": "formula unit"}.get(basis.strip().lower(), basis.strip())
+    return bool(re.search(rf"\bper[\s-]+{re.escape(basis)}s?\b", query, re.IGNORECASE))
+
+
 def _answer_differs(skill: Skill, query: str) -> str | None:
     """Why the answer the question asks for cannot be this skill's (another unit or kind of value), or None."""
     spec = read_answer_spec(query)
-    if units_differ(spec.unit, skill.unit):
+    if units_differ(spec.unit, skill.unit) and not _basis_said(spec.unit, skill.unit, query):
         return f"the question asks for {spec.unit}; the skill gives {skill.unit}"
     if spec.unit and "%" in spec.unit and not skill.unit:  # a per cent is a hundred times the fraction a unitless skill gives
         return f"the question asks for {spec.unit}; the skill gives a value without a unit"
@@ -478,6 +505,10 @@ def bind(skill: Skill, query: str) -> Binding:
     if not any(kind in (*ENTITY_KINDS, "crystal") for kind in kinds.values()):  # "Argon dimer" for the code's own Atoms("Ar2")
         own = _code_substances(skill.code)
         fresh = [m for m in fresh if m.kind == "number" or not (found := m.formula or m.element) or frozenset(formula_elements(found)) not in own]
+    if not any(kind in (*ENTITY_KINDS, "crystal", "entries") for kind in kinds.values()):
+        partly = _partly_named(context, asked)
+        if partly:
+            raise BindingDeclined(partly)
     if any(re.search(r"\b(?:dimer|diatomic)\b", text, re.IGNORECASE) for text in verified_texts_of(skill)):
         fresh = [m for m in fresh if not (m.counted == "atom" and m.number == 2)]  # "the two atoms" of a dimer
     repeats = [m for m in asked if _REPEAT.fullmatch(m.text)]

@@ -31,6 +31,7 @@ from skills.crystals import (
     lattice_family,
     lattice_lengths,
     lattice_problem,
+    site_statements,
     stated_crystal,
 )
 from skills.documents import BoundValue, Skill
@@ -208,6 +209,9 @@ def _substituted(skill: Skill, query: str, name: str) -> CrystalBinding:
     substances = [m for m in mentions if not m.part]
     formulas = list(dict.fromkeys(m.formula or m.element or "" for m in substances))
     distinct = [f for i, f in enumerate(formulas) if not any(same_formula(f, g) for g in formulas[:i])]
+    wholes = [f for f in distinct if len(formula_elements(f)) > 1]
+    if len(wholes) == 1:  # "MgO …, Mg at the origin, O at (½, ½, ½)": the elements are the compound's parts
+        distinct = [f for f in distinct if f not in formula_elements(wholes[0])]  # a bare element, never O2
     if verified is None or len(distinct) != 1 or same_formula(distinct[0], verified) or len(set(species)) != len(species):
         return unchanged
     asked = distinct[0]
@@ -218,9 +222,14 @@ def _substituted(skill: Skill, query: str, name: str) -> CrystalBinding:
         raise BindingDeclined(f"{asked} has another make-up than {verified}, whose sites this skill builds")
     mapping = dict(zip(formula_elements(verified), formula_elements(asked), strict=True))
     value = {**default, "species": [mapping[s] for s in species]}
-    said = [m for m in mentions if same_formula(m.formula or m.element or "", asked)]
+    placed = {symbol: coords for symbol, coords in zip(value["species"], default["coords"], strict=True)}
+    sites = site_statements(query)
+    for symbol, coords, _ in sites:  # a site the question states is the one this element takes in the verified crystal
+        if symbol not in placed or any(abs(x - y) > 1e-6 for x, y in zip(coords, placed[symbol], strict=True)):
+            raise BindingDeclined(f"the question puts {symbol} at {coords}; substituted into the verified crystal it sits at {placed.get(symbol)}")
+    said = [m for m in mentions if same_formula(m.formula or m.element or "", asked) or (m.formula or m.element) in formula_elements(asked)]
     return CrystalBinding(
-        query=query,
+        query=_blanked(query, [span for _, _, span in sites]),
         params={name: value},
         bound=[BoundValue(name=name, value=value, words=" / ".join(dict.fromkeys(m.text for m in said)))],
         taken={m.start for m in said},

@@ -30,7 +30,7 @@ from skills.mentions import group_symbol_spans
 __all__ = [
     "CRYSTAL_KEYS", "LATTICE_HELPER", "ScriptCrystal", "StatedCrystal", "crystal_problem", "crystal_probes", "group_number",
     "RHOMBOHEDRAL", "TWO_ORIGINS", "built", "is_symbol", "lattice_family", "lattice_lengths", "lattice_problem", "script_crystal",
-    "stated_crystal",
+    "site_statements", "stated_crystal",
 ]  # fmt: skip
 
 CRYSTAL_KEYS = ("space_group", "species", "coords")
@@ -200,12 +200,13 @@ class StatedCrystal:
 
 
 _CALL = re.compile(r"(?:\w+\.)*from_spacegroup\s*\(")
-_NUMBER = r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?"
+_VULGAR = {"½": 1 / 2, "⅓": 1 / 3, "⅔": 2 / 3, "¼": 1 / 4, "¾": 3 / 4, "⅛": 1 / 8, "⅜": 3 / 8, "⅝": 5 / 8, "⅞": 7 / 8}
+_NUMBER = rf"[-−]?(?:\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?|[-−]?[{''.join(_VULGAR)}]"
 _TRIPLE = rf"(?P<open>[(\[])?\s*(?P<x>{_NUMBER})\s*(?:,\s*|\s+)(?P<y>{_NUMBER})\s*(?:,\s*|\s+)(?P<z>{_NUMBER})\s*(?(open)[)\]])"
 _SITE = re.compile(rf"\b(?P<element>[A-Z][a-z]?|[a-z]{{3,}})\b\s*(?:atoms?\s+)?(?:(?:at|on|in)\s+|[:=]\s*)?{_TRIPLE}(?!\d|\.\d)")
 _ITEM = r"\s*[^,;()\[\]A-Wa-w]{1,12}?\s*"  # a coordinate as written, read or not: no word in it (x, y and z may be)
 _BRACKETED = rf"[(\[]{_ITEM},{_ITEM},{_ITEM}[)\]]"  # three coordinates in brackets
-_UNREAD = re.compile(r"[½⅓⅔¼¾⅛⅜⅝⅞⁄−]")  # fractions and minus signs the site reader does not read
+_UNREAD = re.compile(rf"[{''.join(_VULGAR)}⁄−]")  # fractions and minus signs the site reader reads only in a site
 _BETWEEN = re.compile(r"[\s,;/]*(?:and\s+)?")
 
 
@@ -236,7 +237,11 @@ def _code_crystal(text: str) -> StatedCrystal | None:
 
 
 def _fraction(text: str) -> float:
-    top, _, bottom = text.replace(" ", "").partition("/")
+    text = text.replace(" ", "").replace("−", "-")
+    sign, bare = (-1.0, text[1:]) if text.startswith("-") else (1.0, text)
+    if bare in _VULGAR:
+        return sign * _VULGAR[bare]
+    top, _, bottom = text.partition("/")
     return float(top) / float(bottom) if bottom else float(top)
 
 
@@ -257,14 +262,44 @@ def _prose_sites(text: str) -> tuple[list[str], list[list[float]], tuple[int, in
     if len(runs) != 1:
         return None
     start, end = runs[0][0].start(), runs[0][-1].end()
-    if any(not start <= m.start() < end for m in re.finditer(f"{_TRIPLE}|{_BRACKETED}", text)) or _UNREAD.search(text):
-        return None  # coordinates outside the sites ("I at (1/2, 1/2, 1/2)" unread, "(½, ½, ½)", a Miller index): not whole
+    outside = text[:start] + " " + text[end:]
+    if any(not start <= m.start() < end for m in re.finditer(f"{_TRIPLE}|{_BRACKETED}", text)) or _UNREAD.search(outside) or "⁄" in text:
+        return None  # coordinates outside the sites ("I at (1/2, 1/2, 1/2)" unread, "½" elsewhere, a Miller index): not whole
     try:
         coords = [[_fraction(m.group(axis)) for axis in "xyz"] for m in runs[0]]
     except ZeroDivisionError:
         return None
     species = [_symbol(m.group("element")) or "" for m in runs[0]]
     return species, coords, (runs[0][0].start(), runs[0][-1].end())
+
+
+_PLACE = re.compile(
+    r"\b(?P<element>[A-Z][a-z]?|[a-z]{3,})\b\s*(?:atoms?\s+|ions?\s+)?(?:at|on|in)\s+(?:the\s+|a\s+|each\s+)?"
+    r"(?P<place>origin|(?:cube\s+|cell\s+)?corners?|body[\s-]+cent(?:re|er)|cube\s+cent(?:re|er))\b",
+    re.IGNORECASE,
+)
+_PLACES = {"origin": [0.0, 0.0, 0.0], "corner": [0.0, 0.0, 0.0], "centre": [0.5, 0.5, 0.5]}
+
+
+def site_statements(text: str) -> list[tuple[str, list[float], tuple[int, int]]]:
+    """Each site ``text`` places an element on ("O at (½, ½, ½)", "Cs at the corner", "Cl at the body centre"): its symbol,
+    coordinates and span; empty where one is unread."""
+    found = []
+    for match in _PLACE.finditer(text):
+        symbol = _symbol(match.group("element"))
+        place = match.group("place").lower()
+        if symbol is not None:
+            where = "origin" if place == "origin" else "corner" if "corner" in place else "centre"
+            found.append((symbol, _PLACES[where], (match.start("place"), match.end("place"))))
+    for match in _SITE.finditer(text):
+        symbol = _symbol(match.group("element"))
+        if symbol is None:
+            continue
+        try:
+            found.append((symbol, [_fraction(match.group(axis)) for axis in "xyz"], match.span()))
+        except ZeroDivisionError:
+            return []
+    return found
 
 
 def stated_crystal(text: str) -> StatedCrystal | None:

@@ -72,13 +72,14 @@ def check_relevance(
     entries = draft.lifted + probes
     sets: list[dict[str, Any]] = [{}]
     owners: list[str | None] = [None]
-    numbers = [e for e in draft.lifted if e.kind in ("number", "integer")]
+    peers = [e for e in draft.lifted if e.kind in ("number", "integer", "element")]
     names = code_names(script)
     for entry in entries:
-        others = [o.default for o in numbers if o is not entry and o.kind == entry.kind and o.default != entry.default]
+        # Equal to another parameter of its kind: a = c is cubic; Cs on both sites of CsCl is bcc.
+        others = [o.default for o in peers if o is not entry and o.kind == entry.kind and o.default != entry.default]
         if entry.kind == "formula":  # another substance of a list of entries: what the answer is asked of
             others += [row[0] for t in draft.lifted if t.kind == "entries" for row in t.default if not same_formula(row[0], entry.default)]
-        for value in [*probe_values(entry.kind, entry.default, names), *others[:2]]:  # equal to another parameter: a = c is cubic
+        for value in [*probe_values(entry.kind, entry.default, names), *others[:2]]:
             sets.append({entry.name: value})
             owners.append(entry.name)
     code = render(script, entries, question)
@@ -123,6 +124,8 @@ def check_relevance(
             report.dropped.append(entry.name)
             if entry.kind in SUBSTANCES and entry.kind not in report.independent_of:
                 report.independent_of.append(entry.kind)
+            if entry.kind == "crystal" and len(set(entry.default["species"])) == 1 and "element" not in report.independent_of:
+                report.independent_of.append("element")  # hcp magnesium's volume per atom: any element on its one site
     for kind in _unread_kinds(script, question, draft):
         if kind not in report.independent_of:
             report.independent_of.append(kind)

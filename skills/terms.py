@@ -109,6 +109,9 @@ def forms(word: str) -> frozenset[str]:
     """The forms a word meets another in: its stem, its American spelling's stem, its root less a derivational ending or ``mono``."""
     word = word.lower().removesuffix("'s")
     found = {word, stem(word), stem(_spelled(word))}
+    doubled = re.fullmatch(r"([a-z]*[aeiou])([bdgmnprt])\2(?:ed|ing)", word)
+    if doubled:
+        found.add(doubled.group(1) + doubled.group(2))  # "fitted", "summed", "scanning": fit, sum, scan
     found |= {w[:-1] for w in (word, _spelled(word)) if w.endswith("e") and len(w) >= 8}  # "serialise" meets "serialised"
     if len(word) == 4 and word.endswith("s"):
         found.add(word[:-1])  # the plural of a short word or acronym: "CIFs"
@@ -121,29 +124,64 @@ def forms(word: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def with_equivalents(words: Iterable[str]) -> set[str]:
-    """``words`` (lowercase) with each abbreviation's words, each spelled-out abbreviation and each equivalent phrase's words."""
+def with_equivalents(words: Iterable[str], texts: Iterable[str] | None = None) -> set[str]:
+    """``words`` (lowercase) with each abbreviation's words, each spelled-out abbreviation and each equivalent phrase's words.
+
+    With the ``texts`` the words come from, a phrase of several words counts as said only where they stand together
+    ("composition-weighted … formula" says no "formula weight", so no molar mass)."""
     words = {w.lower() for w in words}
+    runs = None if texts is None else [_stems(text) for text in texts]
 
     def said(phrase: str) -> bool:
+        parts = phrase.split()
+        if runs is not None and len(parts) > 1:
+            return any(_in_order(_stems(phrase), run) for run in runs)
         stems = {stem(w) for w in words}
-        return all(part in words or stem(part) in stems or _spelled(part) in words for part in phrase.split())
+        return all(part in words or stem(part) in stems or _spelled(part) in words for part in parts)
+
+    def add(phrase: str) -> None:
+        words.update(phrase.split())
+        if runs is not None:
+            runs.append(_stems(phrase))
 
     for _ in range(2):  # an equivalent may spell out an abbreviation's words ("H-bond donor" is a hydrogen bond donor, an HBD)
         for abbreviation, spelled in GLOSSARY.items():
             if abbreviation in words:
-                words |= set(spelled.split())
+                add(spelled)
             elif said(spelled):
-                words.add(abbreviation)
+                add(abbreviation)
         for one, other in EQUIVALENTS:
-            words |= set(other.split()) if said(one) else set(one.split()) if said(other) else set()
+            if said(one):
+                add(other)
+            elif said(other):
+                add(one)
     return words
 
 
-def explaining_forms(words: Iterable[str]) -> frozenset[str]:
-    """Every form of ``words`` (a skill's vocabulary), with each abbreviation's words and each spelled-out abbreviation."""
+def _in_order(wanted: list[str], run: list[str], gap: int = 2) -> bool:
+    """Whether ``run`` holds the ``wanted`` stems in order, at most ``gap`` other words between two ("international
+    space-group symbol" says "international symbol")."""
+    for start in (i for i, s in enumerate(run) if s == wanted[0]):
+        at = start
+        for part in wanted[1:]:
+            following = run[at + 1 : at + 2 + gap]
+            if part not in following:
+                break
+            at += 1 + following.index(part)
+        else:
+            return True
+    return False
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(_spelled(w)) for w in re.findall(r"[a-z]+", text.lower())]
+
+
+def explaining_forms(words: Iterable[str], texts: Iterable[str] | None = None) -> frozenset[str]:
+    """Every form of ``words`` (a skill's vocabulary), with each abbreviation's words and each spelled-out abbreviation
+    (equivalent phrases of several words where they stand together in ``texts``, when given)."""
     found: set[str] = set()
-    for word in with_equivalents(words):
+    for word in with_equivalents(words, texts):
         found |= forms(word)
     return frozenset(found)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from skills.binding import BindingDeclined, bind, ran_with
+from skills.binding import BindingDeclined, _answer_differs, bind, ran_with
 from skills.documents import Provenance, Skill, TestCase
 from skills.lifting import lift_script
 from skills.params import validate_params
@@ -206,3 +206,31 @@ def test_a_number_in_another_unit_never_ties_to_a_parameter_by_nearby_words():
         "Calculate the atomization energy of N2 using ASE's EMT calculator, relaxing the molecule first at 300 K. Return a float rounded to 4 decimal places.",
     ]:
         declines(fmax_skill, query, "300 K")
+
+
+ELECTRONEGATIVITY_CODE = "import json\nfrom pymatgen.core import Composition\nprint(json.dumps(round(float(Composition('SiO2').average_electroneg), 4)))\n"
+ELECTRONEGATIVITY_QUERY = "What is the composition-weighted average Pauling electronegativity of silica (SiO2), as given by pymatgen? Round to 4 decimal places."
+CSCL_CODE = (
+    "import json\nfrom pymatgen.core import Lattice, Structure\nfrom pymatgen.symmetry.analyzer import SpacegroupAnalyzer\n"
+    "s = Structure(Lattice.cubic(4.123), ['Cs', 'Cl'], [[0, 0, 0], [0.5, 0.5, 0.5]])\nprint(json.dumps(SpacegroupAnalyzer(s).get_space_group_number()))\n"
+)
+CSCL_QUERY = "A cubic cell of edge 4.123 Å contains Cs at the corner and Cl at the body centre (caesium chloride structure). What international space-group number does pymatgen's SpacegroupAnalyzer assign to it? Return an integer."
+
+
+def test_a_quantity_of_other_words_declines_though_the_skills_words_hold_each_of_its_words_apart():
+    skill = lifted(ELECTRONEGATIVITY_CODE, ELECTRONEGATIVITY_QUERY)
+    assert bind(skill, ELECTRONEGATIVITY_QUERY.replace("silica (SiO2)", "Fe2O3")).params == {"formula": "Fe2O3"}
+    declines(skill, "What is the molar mass of Fe2O3 in g/mol according to pymatgen (Composition('Fe2O3').weight)? Round to 4 decimal places.", "molar")
+
+
+def test_a_skill_built_on_its_own_substance_declines_a_question_naming_only_part_of_it():
+    skill = lifted(CSCL_CODE, CSCL_QUERY, keep=("a",))  # the elements shown not to matter (as swapped for others)
+    assert bind(skill, CSCL_QUERY.replace("4.123", "4.2")).params == {"a": 4.2}
+    bcc = "A cubic cell of edge 4.123 Å has a Cs atom at the corner and another Cs atom at the body centre. What space-group number does pymatgen's SpacegroupAnalyzer give? Integer."
+    declines(skill, bcc, "names Cs but not Cl")
+
+
+def test_the_basis_of_the_skills_unit_said_apart_from_the_unit_asks_for_that_unit():
+    skill = parameterless("What is the EMT energy per atom (unit: eV/atom) of fcc copper with a = 3.6 Å?").model_copy(update={"unit": "eV/atom"})
+    assert _answer_differs(skill, "Cu fcc, a = 3.6 Å, ASE EMT calculator: energy per atom in eV (5 dp)?") is None
+    assert _answer_differs(skill, "Cu fcc, a = 3.6 Å, ASE EMT calculator: total energy in eV (5 dp)?") == "the question asks for eV; the skill gives eV/atom"

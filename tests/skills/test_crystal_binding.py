@@ -114,12 +114,15 @@ def test_every_site_is_read_the_symbols_that_read_as_words_too_and_a_triple_left
     assert bind(DENSITY, caesium_iodide).params["crystal"] == {"space_group": "Pm-3m", "species": ["Cs", "I"], "coords": [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]}
     assert bind(BCC_VOLUME, caesium_iodide.replace("density (unit: g/cm^3)", "volume per atom (unit: Å^3/atom)")).params["crystal"]["species"] == ["Cs", "I"]
     assert stated_crystal("Pm-3m: Cs at (0, 0, 0) and Xq at (1/2, 1/2, 1/2)") is None  # a triple no site reads
+    iron = "What is the volume per atom (unit: Å^3/atom) of iron, Pm-3m, a = 2.87 Å, Fe at (0, 0, 0) and Fe at (½, ½, ½), computed with pymatgen? Return a float rounded to 4 decimal places."
+    assert bind(BCC_VOLUME, iron).params["crystal"] == {"space_group": "Pm-3m", "species": ["Fe", "Fe"], "coords": [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]}
+    assert stated_crystal("Fm-3m: Na at (0, 0, 0) and Cl at (−½, ½, ½)").value["coords"][1] == [-0.5, 0.5, 0.5]  # type: ignore[union-attr]
+    assert stated_crystal("Fm-3m: Na at (0, 0, 0) and Cl at (½, ½, ½), spin ½") is None  # a fraction outside the sites
 
 
 @pytest.mark.parametrize(
     ("skill", "query", "reason"),
     [  # what a second attack found answered wrongly, each declined with its reason
-        (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of iron, Pm-3m, a = 2.87 Å, Fe at (0, 0, 0) and Fe at (½, ½, ½), computed with pymatgen? Return a float rounded to 4 decimal places.", "."),
         (BCC_VOLUME, "What is the volume per atom (unit: Å^3/atom) of bcc iron, Im-3m, a = 2.87 Å, Fe at (0, 0, 0) and Fe at (1/2, 1/2, 1/2), computed with pymatgen? Return a float rounded to 4 decimal places.", "two sites fall on one place"),
         (DENSITY, "What is the density (unit: g/cm^3) of rock-salt K+Cl- with a cubic lattice constant of 6.29 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "names no substance|K"),
         (DENSITY, "What is the density (unit: g/cm^3) of a rock-salt crystal with a cubic lattice constant of 6.29 Å, computed with pymatgen? Return a float rounded to 4 decimal places.", "names no substance this skill can build"),
@@ -131,3 +134,10 @@ def test_every_site_is_read_the_symbols_that_read_as_words_too_and_a_triple_left
 )
 def test_what_a_second_attack_on_crystals_found_declines(skill, query, reason):
     declines(skill, query, reason)
+
+
+def test_a_substituted_crystal_checks_the_sites_the_question_places_its_elements_on():
+    placed = "What is the density (unit: g/cm^3) of rock-salt MgO with a cubic lattice constant of 4.212 Å, Mg at the origin and O at (½, ½, ½), computed with pymatgen? Return a float rounded to 4 decimal places."
+    assert bind(DENSITY, placed).params["crystal"] == rocksalt("Mg", "O")
+    declines(DENSITY, placed.replace("Mg at the origin and O at", "O at the origin and Mg at"), "puts O at")
+    declines(DENSITY, placed.replace("Mg at the origin", "Mg at (¼, ¼, ¼)"), "puts Mg at")

@@ -89,3 +89,19 @@ def test_code_reads_a_substance_by_any_of_its_elements_or_its_atomic_number():
 
     assert code_reads("print(bulk('Cu'))", "Cu") and code_reads("Structure(l, ['Fe', 'O'], c)", "Fe2O3") and code_reads("Atoms(numbers=[12])", "Mg")
     assert not code_reads(HCP_VOLUME, "Mg") and not code_reads("print(1)", "NaCl")
+
+
+CSCL_GROUP = (
+    "import json\nfrom pymatgen.core import Lattice, Structure\nfrom pymatgen.symmetry.analyzer import SpacegroupAnalyzer\n"
+    "s = Structure(Lattice.cubic(4.123), ['Cs', 'Cl'], [[0, 0, 0], [0.5, 0.5, 0.5]])\nprint(json.dumps(SpacegroupAnalyzer(s).get_space_group_number()))\n"
+)
+HCP_SITES_VOLUME = "import json\nfrom pymatgen.core import Lattice, Structure\ns = Structure.from_spacegroup('P6_3/mmc', Lattice.hexagonal(3.209, 5.211), ['Mg'], [[1/3, 2/3, 1/4]])\nprint(json.dumps(round(s.volume / len(s), 4)))\n"
+
+
+def test_an_element_is_also_tried_as_the_other_sites_element_and_a_dropped_one_site_crystal_frees_the_element(workspace):
+    question = "A cubic cell of edge 4.123 Å holds Cs at the corner and Cl at the body centre. What space-group number does pymatgen give? Return an integer."
+    report = check(CSCL_GROUP, question, 221)  # Cs on both sites is bcc (229): each element matters, though any other pair gives 221
+    assert report.error is None and report.kept == ["a", "element", "element_2"] and report.independent_of == []
+    question = "What is the volume per atom (unit: Å^3/atom) of hcp magnesium, a = 3.209 Å and c = 5.211 Å, Mg at (1/3, 2/3, 1/4) in P6_3/mmc? Return a float rounded to 4 decimal places."
+    report = check(HCP_SITES_VOLUME, question, 23.2364)  # every crystal tried gives the same volume per atom
+    assert report.kept == ["a", "c"] and report.dropped == ["crystal"] and report.independent_of == ["element"]

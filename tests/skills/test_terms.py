@@ -80,3 +80,17 @@ def test_a_question_adds_its_code_names_words_and_equivalent_phrases_for_retriev
     assert {"calc", "tpsa", "topological", "polar", "surface"} <= set(added)
     assert {"molar", "mass"} <= set(search_words("calcite, CaCO3: formula weight from pymatgen").split())
     assert "ca" not in search_words("CaCO3 formula weight").lower().split()  # a formula is no code name
+
+
+def test_an_equivalent_phrase_counts_as_said_only_where_its_words_stand_together():
+    texts = ["the composition-weighted average electronegativity of silica", "formula"]
+    words = [w for text in texts for w in text.replace("-", " ").split()]
+    assert not explains(explaining_forms(words, texts), "molar")  # "weighted" and "formula" are no "formula weight"
+    assert explains(explaining_forms(["formula", "weight"], ["the formula weight of silica"]), "molar")
+    spaced = ["give the international space-group symbol"]
+    assert explains(explaining_forms(spaced[0].replace("-", " ").split(), spaced), "mauguin")  # a word or two between
+
+
+def test_a_doubled_consonant_before_ed_or_ing_meets_the_word_it_inflects():
+    assert explains(explaining_forms(["fit", "sum"]), "fitted") and explains(explaining_forms(["fit", "sum"]), "summed")
+    assert not explains(explaining_forms(["bet"]), "better")
