@@ -25,7 +25,7 @@ from skills.units import unit_spans
 __all__ = ["read_answer_spec", "coerce_answer", "consensus_key", "format_answer", "AnswerSpec"]
 
 _TYPES = [
-    ("list", r"\b(list|array|tuple)\b"),
+    ("list", r"(?<!\bmy )(?<!\bour )(?<!\byour )(?<!\btheir )(?<!\bthis )\b(list|array|tuple)\b"),  # never "my list" of compounds
     ("bool", r"\b(boolean|bool|true or false)\b"),
     ("int", r"\b(integer|an int|int)\b"),
     ("float", r"\b(float|floating[- ]point|decimal number|real number)\b"),

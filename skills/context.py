@@ -36,7 +36,13 @@ __all__ = ["ALTERING", "substance_names", "framing_words", "structure_names", "s
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
 _ASKER = re.compile(r"^(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?[\w-]+ing\b")  # the asker's activity: "We're triaging …"
-_PURPOSE = re.compile(r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)\s+(?:need|want|would like|'d like)\b")
+_PURPOSE = re.compile(
+    r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)\b", re.IGNORECASE
+)
+_PACKAGES = frozenset("pymatgen rdkit ase spglib".split())
+_OTHER_METHODS = frozenset("dft vasp pbe hse b3lyp".split())
+"""Methods the asker mentions in framing ("before moving on to DFT", "for a DFT benchmark table"): passed over where the
+question names the skill's own method outside its framing (its calculator or package)."""
 _HOW = frozenset(
     stem(w)
     for w in (
@@ -172,6 +178,11 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
         if purpose:
             spans.append((position + purpose.start("purpose"), purpose.group("purpose")))
     found: set[str] = set()
+    blanked = list(query)
+    for position, text in spans:
+        blanked[position : position + len(text)] = " " * len(text)
+    rest = {w.lower() for w in re.findall(r"[A-Za-z]+", "".join(blanked))}
+    own_method = any(w in acronyms and explains(vocabulary, w) and not _says_how(w) for w in rest) or bool(rest & _PACKAGES)
     for position, text in spans:
         written = [w.removesuffix("'s").strip("'") for w in re.findall(r"[A-Za-z][A-Za-z0-9_']*", text)]
         words = [w.lower() for w in written]
@@ -184,12 +195,24 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
             continue
         # From its first how-word on ("… by aromatic ring count", "… with DFT"), the sentence says how: those words must be
         # explained on their own; the words before it only frame ("We're filtering an antimalarial set").
-        how = next((i for i, w in enumerate(words) if _says_how(w) and not (_naming(w) and explains(vocabulary, w))), len(words))
+        how = next(
+            (i for i, w in enumerate(words) if _says_how(w) and not (_naming(w) and explains(vocabulary, w)) and not _a_noun(words, i)), len(words)
+        )
         found |= {
             w for w, as_written in zip(words[:how], written[:how], strict=True)
             if _frames(w, acronyms, as_written) and not _varies(w, vocabulary)
         }  # fmt: skip
-    return found - structural_words(query) if structural else found
+        if own_method and not any(_says_how(w) and not explains(vocabulary, w) and w not in _OTHER_METHODS for w in words):
+            found |= {w for w in words if w in _OTHER_METHODS and not explains(vocabulary, w) and w not in rest}  # said only there
+    return found - (structural_words(query) - _OTHER_METHODS) if structural else found  # DFT names no structure
+
+
+_DETERMINERS = frozenset("a an the my our this that lab".split())
+
+
+def _a_noun(words: list[str], index: int) -> bool:
+    """Whether the how-word at ``index`` is a noun after a determiner ("a lab report", "my report"), saying no how."""
+    return words[index] in ("report", "reports") and index > 0 and words[index - 1] in _DETERMINERS
 
 
 def substance_names(query: str, asked: list[Mention]) -> set[str]:

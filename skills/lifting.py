@@ -348,6 +348,8 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
     # (the 4 atoms of an fcc cell in ``a = (4 * v0) ** (1 / 3)``).
     named = structure_mentions(question) if not any(s.arithmetic and s.value not in (0, 1) for s in sites) else []
     for site in sites:
+        if site.arithmetic and type(site.value) is int and site.value == 1:
+            continue  # the 1 of (n - 1) / n: the formula's, never all of "removing one atom" (which del atoms[0] does too)
         if isinstance(site.value, str) and site.value in BUILT:  # bulk("Mg", "hcp", ...) for "hcp magnesium"
             said = [m for m in named if m.name == site.value]
             if said and len({m.name for m in named}) == 1:

@@ -58,3 +58,9 @@ def test_the_unit_asked_for_is_the_one_of_the_questions_own_sentence():
         "hexagonal unit-cell volume in cubic angstroms (Å³) according to pymatgen's Lattice.hexagonal? Return a float."
     )
     assert read_answer_spec(query).unit == "cubic angstroms"
+
+
+def test_a_list_of_the_askers_own_is_no_list_asked_for():
+    query = "I'm plotting Fsp3 values and the next one on my list is caffeine. What is the fraction of sp3 carbons, rounded to 4 decimals?"
+    assert read_answer_spec(query).output_type == "any"
+    assert read_answer_spec("Return a list of the donor atoms.").output_type == "list"

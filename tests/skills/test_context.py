@@ -321,3 +321,26 @@ def test_what_a_second_attack_found_declines(library, query):
 def test_the_answers_range_is_no_value_but_a_range_of_a_setting_is():
     skill = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
     assert bind(skill, "What fraction of the mass of Fe2O3 is oxygen, computed with pymatgen? Return a float in [0, 1] rounded to 4 decimal places.").params == {"formula": "Fe2O3", "element": "O"}
+
+
+def test_another_method_named_only_in_the_askers_framing_is_passed_over_where_the_question_names_the_skills_own():
+    vocabulary = explaining_forms("emt ase bulk potential energy atom lattice calculator pymatgen".split())
+    for query in [
+        "For a quick sanity check of my DFT numbers I'd like the equilibrium lattice parameter of fcc aluminium that ASE's EMT potential predicts.",
+        "I'm sanity-checking a toy potential workflow before moving on to DFT. For fcc nickel, a = 3.52 Å, what energy per atom does ASE's EMT calculator give?",
+    ]:
+        assert "dft" in framing_words(query, find_mentions(query), vocabulary=vocabulary), query
+        assert "dft" in framing_words(query, find_mentions(query), structural=True, vocabulary=vocabulary), query  # names no structure
+    for query in [
+        "I'm checking this with DFT instead of EMT. What is the lattice constant of Cu from ASE?",  # says how: instead
+        "For my DFT benchmark table I need the DFT lattice constant of Cu from ASE's EMT.",  # DFT asked for outside the framing
+        "For my benchmark table I need the lattice constant of Cu computed with DFT (PBE).",  # no method of the skill's said
+    ]:
+        assert "dft" not in framing_words(query, find_mentions(query), vocabulary=vocabulary), query
+
+
+def test_report_after_a_determiner_is_a_noun_of_the_framing_and_says_no_how():
+    query = "I'm preparing a lab report on ceramics and need a value to compare against my measurement. What is the density of NaCl?"
+    assert {"lab", "report", "measurement"} <= framing_words(query, find_mentions(query))
+    query = "I'm preparing to report the density with a slab model. What is the density of NaCl?"
+    assert "slab" not in framing_words(query, find_mentions(query))  # "report" the verb: what follows says how

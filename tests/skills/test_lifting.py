@@ -189,3 +189,14 @@ def test_a_number_stated_twice_is_lifted_where_its_keyword_names_it_and_a_value_
     draft = lift_script(task["solution_code_or_process"], [task["user_query"]["1"]])
     assert list(draft.parameters) == ["sigma", "epsilon", "rc", "fmax", "starting_distance"]  # not "positions" for 1.5
     assert "LennardJones(sigma=sigma, epsilon=epsilon, rc=rc)" in draft.code and "[starting_distance, 0, 0]" in draft.code
+
+
+def test_the_one_of_n_minus_one_is_the_formulas_never_a_parameter():
+    code = (
+        "import json\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\n"
+        "atoms = bulk('Cu', 'fcc', a=3.6, cubic=True).repeat((2, 2, 2))\nn = len(atoms)\natoms.calc = EMT()\ne_bulk = atoms.get_potential_energy()\n"
+        "del atoms[0]\natoms.calc = EMT()\nprint(json.dumps(round(atoms.get_potential_energy() - (n - 1) / n * e_bulk, 4)))\n"
+    )
+    question = "What is the unrelaxed vacancy formation energy (eV) of fcc copper (a = 3.6 Å) with ASE's EMT, using a 2x2x2 supercell of the cubic cell and removing one atom? Round to 4 decimal places."
+    draft = lift_script(code, [question])
+    assert "(n - 1) / n" in draft.code and not any(p["default"] == 1 for p in draft.parameters.values())  # del atoms[0] removes one, whatever

@@ -131,10 +131,22 @@ def _start_service_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, impo
     threading.Thread(target=start, name="service-start", daemon=True).start()
 
 
+def _warm_up_first(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
+    """Start the warm executor (its own process) before this process imports the rest, so that it is ready by the first call."""
+    import threading
+
+    from deployments.sandbox.execute import warm_up
+    from deployments.sandbox.limits import SandboxLimits
+
+    threading.Thread(target=warm_up, args=(SandboxLimits.from_settings(settings),), name="evoskill-warm-up", daemon=True).start()
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from deployments.settings import get_settings
+
+    _warm_up_first(get_settings())
     from flows.interfaces.mcp.server import build_server
     from tasks.debug_strategies import check_strategies
 
