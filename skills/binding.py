@@ -47,6 +47,7 @@ from skills.meaning import (
     fixed_setting,
     other_basis,
     other_order,
+    other_qualifier,
     other_superlative,
     other_units,
     own_formula,
@@ -551,7 +552,7 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
     verified_texts = verified_texts_of(skill)
     other = (
-        reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query)
+        reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query) or other_qualifier(verified_texts, query)
         or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)

@@ -39,11 +39,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
-from skills.mentions import GENERIC_WORDS, Mention, same_amount
-from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical
+from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
+from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical, written_acronyms
 from skills.units import normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
@@ -129,6 +129,29 @@ def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
             return None
         missing = missing or qualifiers
     return f"the question asks without {missing[0]!r}, which every verified question of this skill asks with" if missing else None
+
+
+_STATES = frozenset("interatomic intramolecular equilibrium relaxed optimized optimised converged minimum".split())
+"""Words that say which state a quantity is read in ("the final *interatomic* separation" after relaxing), not another kind."""
+
+
+def other_qualifier(verified: Sequence[str], query: str) -> str | None:
+    """A qualifier in place of the verified one, of what the question asks: "the *potential* energy of the relaxed molecule"
+    for a skill verified on the *atomization* energy, which the question never says."""
+    asked = asked_quantity(query)
+    if len(asked) < 2:  # "how much energy does it take to split O2": the atomization energy in other words
+        return None
+    acronyms = written_acronyms(query)
+    said = _said([query])
+    head = stem(asked[-1])
+    ours = [w for w in asked[:-1] if w not in NEUTRAL | _STATES and w not in acronyms and w not in GENERIC_WORDS and not w.isdigit()]
+    theirs = [words for words in (asked_quantity(text) for text in verified) if words and stem(words[-1]) == head]
+    known = _said([" ".join(words) for words in theirs])
+    new = [w for w in ours if not explains(known, w)]
+    left_out = [w for words in theirs for w in words[:-1] if w not in NEUTRAL and w not in written_acronyms(" ".join(verified)) and not explains(said, w)]
+    if new and left_out:
+        return f"the question asks for the {new[0]} {asked[-1]}; the skill was verified on the {left_out[0]} {asked[-1]}"
+    return None
 
 
 def _narrows(word: str) -> bool:

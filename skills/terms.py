@@ -79,13 +79,14 @@ GLOSSARY = {
     "vdw": "van der waals",
     "ro5": "rule of five",
     "ops": "operations",
+    "wt": "weight",
 }
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
     ("charge neutrality", "charge balance"), ("isolated atom", "free atom"), ("lattice constant", "lattice parameter"),
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
-    ("international symbol", "hermann mauguin symbol"),
+    ("international symbol", "hermann mauguin symbol"), ("mass fraction", "weight fraction"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 

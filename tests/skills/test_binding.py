@@ -234,3 +234,11 @@ def test_the_basis_of_the_skills_unit_said_apart_from_the_unit_asks_for_that_uni
     skill = parameterless("What is the EMT energy per atom (unit: eV/atom) of fcc copper with a = 3.6 Å?").model_copy(update={"unit": "eV/atom"})
     assert _answer_differs(skill, "Cu fcc, a = 3.6 Å, ASE EMT calculator: energy per atom in eV (5 dp)?") is None
     assert _answer_differs(skill, "Cu fcc, a = 3.6 Å, ASE EMT calculator: total energy in eV (5 dp)?") == "the question asks for eV; the skill gives eV/atom"
+
+
+def test_a_quantity_with_another_qualifier_declines_where_the_verified_qualifier_goes_unsaid():
+    skill = lifted(N2_CODE, N2_QUERY)  # the atomization energy of N2
+    declines(skill, "Relax N2 with the ASE EMT calculator and BFGS to fmax = 0.01 eV/Å. What is the potential energy of the relaxed molecule itself, in eV?", "potential energy")
+    split = "How much energy (unit: eV) does it take to split an O2 molecule into two oxygen atoms with ASE's EMT, relaxed to fmax=0.01 eV/Å first?"
+    assert bind(skill, split).params["formula"] == "O2"  # the atomization energy in other words
+    assert bind(skill, N2_QUERY.replace("a nitrogen molecule", "O2")).params["formula"] == "O2"  # the atomization energy, said as verified

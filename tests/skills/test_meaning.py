@@ -106,3 +106,14 @@ def test_a_superlative_that_picks_the_same_one_is_explained_by_another_of_its_pi
     assert other_superlative(vocabulary, "take the smallest distance among the neighbours") is None
     assert other_superlative(vocabulary, "take the largest distance among the neighbours") is not None
     assert other_superlative(vocabulary, "the weakest peak") is not None
+
+
+def test_another_qualifier_of_the_asked_quantity_is_told_apart_from_the_same_one_in_other_words():
+    from skills.meaning import other_qualifier
+
+    verified = ["What is the mass fraction of Fe in Fe2O3 with pymatgen?"]
+    assert other_qualifier(verified, "Magnetite: what's the wt fraction of Fe in Fe3O4? Use pymatgen.") is None  # wt: weight, mass
+    assert other_qualifier(verified, "What is the mole fraction of Fe in Fe3O4?") == "the question asks for the mole fraction; the skill was verified on the mass fraction"
+    assert other_qualifier(verified, "What is the calculated mass fraction of Fe in FeO?") is None
+    lj = ["What is the equilibrium separation (unit: Å) of an argon dimer with ASE's LennardJones calculator after BFGS?"]
+    assert other_qualifier(lj, "Relax the dimer with BFGS and report the final interatomic separation in Å.") is None  # a state, not a kind
