@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
+from skills.chemistry import element_symbol, is_element
 from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical, written_acronyms
 from skills.units import normal_unit, same_unit, unit_spans
@@ -135,6 +136,11 @@ _STATES = frozenset("interatomic intramolecular equilibrium relaxed optimized op
 """Words that say which state a quantity is read in ("the final *interatomic* separation" after relaxing), not another kind."""
 
 
+def _substance(word: str) -> bool:
+    """Whether a word of what is asked names an element ("the Ge-Ge distance"): another substance, never another quantity."""
+    return is_element(word.capitalize()) or element_symbol(word) is not None
+
+
 def other_qualifier(verified: Sequence[str], query: str) -> str | None:
     """A qualifier in place of the verified one, of what the question asks: "the *potential* energy of the relaxed molecule"
     for a skill verified on the *atomization* energy, which the question never says."""
@@ -144,11 +150,14 @@ def other_qualifier(verified: Sequence[str], query: str) -> str | None:
     acronyms = written_acronyms(query)
     said = _said([query])
     head = stem(asked[-1])
-    ours = [w for w in asked[:-1] if w not in NEUTRAL | _STATES and w not in acronyms and w not in GENERIC_WORDS and not w.isdigit()]
+    ours = [w for w in asked[:-1] if w not in NEUTRAL | _STATES and w not in acronyms and w not in GENERIC_WORDS and not w.isdigit() and not _substance(w)]
     theirs = [words for words in (asked_quantity(text) for text in verified) if words and stem(words[-1]) == head]
     known = _said([" ".join(words) for words in theirs])
     new = [w for w in ours if not explains(known, w)]
-    left_out = [w for words in theirs for w in words[:-1] if w not in NEUTRAL and w not in written_acronyms(" ".join(verified)) and not explains(said, w)]
+    left_out = [
+        w for words in theirs for w in words[:-1]
+        if w not in NEUTRAL and w not in written_acronyms(" ".join(verified)) and not explains(said, w) and not _substance(w)
+    ]  # fmt: skip
     if new and left_out:
         return f"the question asks for the {new[0]} {asked[-1]}; the skill was verified on the {left_out[0]} {asked[-1]}"
     return None

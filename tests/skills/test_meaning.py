@@ -117,3 +117,5 @@ def test_another_qualifier_of_the_asked_quantity_is_told_apart_from_the_same_one
     assert other_qualifier(verified, "What is the calculated mass fraction of Fe in FeO?") is None
     lj = ["What is the equilibrium separation (unit: Å) of an argon dimer with ASE's LennardJones calculator after BFGS?"]
     assert other_qualifier(lj, "Relax the dimer with BFGS and report the final interatomic separation in Å.") is None  # a state, not a kind
+    si = ["What is the nearest-neighbour Si-Si distance (unit: Å) in diamond silicon with pymatgen?"]
+    assert other_qualifier(si, "What is the Ge-Ge distance (unit: Å) in diamond germanium with pymatgen?") is None  # another substance
