@@ -35,7 +35,7 @@ from distributed.deploy import Cluster
 
 from deployments.interpreter import safe_path_for_children
 from deployments.resources import format_resources, worker_memory, worker_resources
-from deployments.sandbox.execute import SandboxLimits, warm_up
+from deployments.sandbox.execute import SandboxLimits, warm_up_meanwhile
 from deployments.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ class WarmSandbox(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         settings = get_settings()  # the worker's own settings (its environment)
         if settings.sandbox_warm:
-            threading.Thread(target=warm_up, args=(SandboxLimits.from_settings(settings),), name="evoskill-warm-up", daemon=True).start()
+            warm_up_meanwhile(SandboxLimits.from_settings(settings))
 
 
 def _opened(dask: DaskCluster) -> DaskCluster:

@@ -90,6 +90,7 @@ from skills.substances import (
     equal_mentions,
     fits,
     group_value,
+    mention_elements,
     merge,
     parts_left_out,
     restated,
@@ -210,19 +211,11 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
 def _partly_named(context: list[Mention], asked: list[Mention]) -> str | None:
     """Why a skill fixed to its own substance cannot answer a question that names some of that substance's elements but
     not all ("a Cs atom at the corner and another at the body centre" of a skill built on CsCl), else None."""
-    own = {e for m in context if m.kind != "number" for e in _mention_elements(m)}
-    named = {e for m in asked if m.kind != "number" for e in _mention_elements(m)}
+    own = {e for m in context if m.kind != "number" for e in mention_elements(m)}
+    named = {e for m in asked if m.kind != "number" for e in mention_elements(m)}
     if not named or not named < own:  # none of them, all of them, or another substance too ("CsCl" of a skill built on NaCl)
         return None
     return f"the question names {', '.join(sorted(named & own))} but not {', '.join(sorted(own - named))}, of the substance this skill is built on"
-
-
-def _mention_elements(mention: Mention) -> set[str]:
-    found = mention.formula or mention.element
-    try:
-        return set(formula_elements(found)) if found else set()
-    except (ValueError, KeyError):
-        return set()
 
 
 def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:

@@ -154,10 +154,8 @@ def other_qualifier(verified: Sequence[str], query: str) -> str | None:
     theirs = [words for words in (asked_quantity(text) for text in verified) if words and stem(words[-1]) == head]
     known = _said([" ".join(words) for words in theirs])
     new = [w for w in ours if not explains(known, w)]
-    left_out = [
-        w for words in theirs for w in words[:-1]
-        if w not in NEUTRAL and w not in written_acronyms(" ".join(verified)) and not explains(said, w) and not _substance(w)
-    ]  # fmt: skip
+    methods = written_acronyms(" ".join(verified))
+    left_out = [w for words in theirs for w in words[:-1] if w not in NEUTRAL and w not in methods and not explains(said, w) and not _substance(w)]
     if new and left_out:
         return f"the question asks for the {new[0]} {asked[-1]}; the skill was verified on the {left_out[0]} {asked[-1]}"
     return None

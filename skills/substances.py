@@ -26,7 +26,7 @@ from skills.minerals import names_formula
 
 __all__ = [
     "MAX_CANDIDATES", "BindingDeclined", "value_of", "equal_mentions", "merge", "group_value", "restates", "restated", "parts_left_out",
-    "assign_entities", "fits", "assign_described", "whole_of",
+    "assign_entities", "fits", "assign_described", "whole_of", "mention_elements",
 ]  # fmt: skip
 
 MAX_CANDIDATES = 8
@@ -112,7 +112,8 @@ def restated(context: list[Mention], asked: list[Mention], verified_mentions: li
     return None
 
 
-def _elements(mention: Mention) -> list[str]:
+def mention_elements(mention: Mention) -> list[str]:
+    """The elements a substance mention consists of (a formula's, a name's or a SMILES's; none for a number)."""
     formula = mention.formula or (smiles_formula(mention.smiles) if mention.smiles else None)
     return formula_elements(formula) if formula else []
 
@@ -120,16 +121,16 @@ def _elements(mention: Mention) -> list[str]:
 def whole_of(group: list[Mention], mentions: list[Mention]) -> Mention | None:
     """The compound among ``mentions`` that an element ``group`` is a part of ("chlorine" of NaCl), else None."""
     element = group_value(group, "element")
-    return next((m for m in mentions if m not in group and len(_elements(m)) > 1 and element in _elements(m)), None) if element else None
+    return next((m for m in mentions if m not in group and len(mention_elements(m)) > 1 and element in mention_elements(m)), None) if element else None
 
 
 def parts_left_out(mentions: list[Mention], text: str) -> list[Mention]:
     """The substance mentions less the elements named as parts of another ("split O2 into two oxygen atoms", "the Mg-O system")
     and the names set beside a formula that describe it ("lithium cobalt oxide, LiCoO2"; "magnetite (Fe3O4)")."""
     wholes = [m for m in mentions if not m.part]
-    kept = [m for m in mentions if not (m.part and any(m.element in _elements(w) for w in wholes))]
+    kept = [m for m in mentions if not (m.part and any(m.element in mention_elements(w) for w in wholes))]
     described: set[int] = set()
-    for formula in (m for m in kept if m.kind == "formula" and len(_elements(m)) > 1):
+    for formula in (m for m in kept if m.kind == "formula" and len(mention_elements(m)) > 1):
         for side in (-1, 1):
             names = _beside(kept, formula, side, text)
             # A name of another formula of the same elements contradicts it ("magnetite (Fe2O3)", "sodium sulfite (Na2SO4)");
@@ -139,7 +140,7 @@ def parts_left_out(mentions: list[Mention], text: str) -> list[Mention]:
                 and not (_GENERIC_NAME.search(names[0].text) and not re.search(r"(?i)\w(?:ous|ic)\b|\(", names[0].text))
                 and not same_formula(names[0].formula or "", formula.formula or "")
             )  # fmt: skip
-            if names and not other and {e for n in names for e in _elements(n)} == set(_elements(formula)):
+            if names and not other and {e for n in names for e in mention_elements(n)} == set(mention_elements(formula)):
                 described |= {n.start for n in names}
     return [m for m in kept if m.start not in described]
 
@@ -198,10 +199,10 @@ def fits(groups: list[list[Mention]], left_out: list[Mention], slots: list[tuple
 def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) -> dict[str, list[Mention]] | None:
     """Assign the substances where a compound is named with its elements: either the elements describe the compound
     ("NaCl, of Na and Cl") or the compound the elements ("between Ga and As in GaAs"); None when neither reading fits."""
-    lone = {m.element for g in groups for m in g if m.element and len(_elements(m)) == 1}
-    compounds = [g for g in groups if len(_elements(g[0])) > 1]
-    elements = [g for g in groups if g[0].element and any(g[0].element in _elements(c[0]) for c in compounds)]
-    wholes = [c for c in compounds if set(_elements(c[0])) <= lone]
+    lone = {m.element for g in groups for m in g if m.element and len(mention_elements(m)) == 1}
+    compounds = [g for g in groups if len(mention_elements(g[0])) > 1]
+    elements = [g for g in groups if g[0].element and any(g[0].element in mention_elements(c[0]) for c in compounds)]
+    wholes = [c for c in compounds if set(mention_elements(c[0])) <= lone]
     readings = []
     elements_left = None
     for left_out in (elements, wholes):
@@ -216,7 +217,7 @@ def assign_described(groups: list[list[Mention]], slots: list[tuple[str, str]]) 
     if len(readings) > 1:
         raise BindingDeclined(f"cannot tell whether {', '.join(repr(g[0].text) for g in groups)} name one substance or several")
     named = {g[0].element for g in elements}
-    if readings and readings[0] is elements_left and not any(set(_elements(c[0])) <= named for c in compounds):
+    if readings and readings[0] is elements_left and not any(set(mention_elements(c[0])) <= named for c in compounds):
         parts = ", ".join(repr(g[0].text) for g in elements)  # "the iron in Fe2O3", "counting sulfur as polar": one part singled out
         raise BindingDeclined(f"the question singles out {parts} of {compounds[0][0].text}, which this skill does not take apart")
     return readings[0] if readings else None

@@ -63,7 +63,7 @@ from deployments.sandbox.retention import mark_run, sweep_now_and_then
 from deployments.sandbox.view import EGRESS, SandboxView, build_view, inside
 from deployments.sandbox.warm import WarmExecutor, WarmUnavailable, extra_executor, warm_executor
 
-__all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up", "warm_up_for"]
+__all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up", "warm_up_meanwhile", "warm_up_for"]
 
 log = logging.getLogger(__name__)
 
@@ -424,6 +424,13 @@ def warm_up(limits: SandboxLimits, timeout_s: float = 120.0) -> bool:
     executor = _warm_executor(kind, limits, view, _warm_key(kind, limits, view))
     executor.ready.wait(timeout_s)
     return executor.alive() and executor.ready.is_set()
+
+
+def warm_up_meanwhile(limits: SandboxLimits) -> None:
+    """Start the warm executor for runs under ``limits`` in the background (``warm_up`` on a thread of its own)."""
+    import threading
+
+    threading.Thread(target=warm_up, args=(limits,), name="evoskill-warm-up", daemon=True).start()
 
 
 def warm_up_for(codes: Iterable[str], limits: SandboxLimits) -> bool:

@@ -133,12 +133,10 @@ def _start_service_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, impo
 
 def _warm_up_first(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
     """Start the warm executor (its own process) before this process imports the rest, so that it is ready by the first call."""
-    import threading
-
-    from deployments.sandbox.execute import warm_up
+    from deployments.sandbox.execute import warm_up_meanwhile
     from deployments.sandbox.limits import SandboxLimits
 
-    threading.Thread(target=warm_up, args=(SandboxLimits.from_settings(settings),), name="evoskill-warm-up", daemon=True).start()
+    warm_up_meanwhile(SandboxLimits.from_settings(settings))
 
 
 def run_mcp(args: argparse.Namespace) -> int:
