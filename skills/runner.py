@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from deployments.packages import missing_packages
+from deployments.sandbox.devices import gpu_devices
 from deployments.sandbox.execute import SandboxLimits, run_code
 from deployments.sandbox.models import ExecutionResult
 from deployments.settings import Settings
@@ -76,11 +77,13 @@ def run_skill_code(
     name: str,
     wall_s: float | None = None,
     cancel: threading.Event | None = None,
+    gpu: bool = False,
 ) -> ExecutionResult:
     """Execute ``run(**params)`` of ``code`` in the sandbox; a missing package is reported before running.
 
     ``wall_s``: a wall-clock limit below the sandbox's own (a skill's declared wall time). ``cancel``: setting it kills
-    the run at once (``run_code``; default: the calling context's cancel).
+    the run at once (``run_code``; default: the calling context's cancel). ``gpu``: the run is given this machine's GPU
+    device files (``sandbox_gpu_devices``), where it has any.
     """
     missing = missing_packages(packages)
     if missing:
@@ -88,18 +91,20 @@ def run_skill_code(
     limits = SandboxLimits.from_settings(settings)
     if wall_s is not None and wall_s < limits.wall_s:
         limits = dataclasses.replace(limits, wall_s=wall_s)
+    if gpu:
+        limits = dataclasses.replace(limits, devices=gpu_devices(settings.sandbox_gpu_devices))
     return run_code(skill_script(code, params), settings.run_root(), limits, name, cancel)
 
 
 def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None) -> ExecutionResult:
-    """Execute a stored skill with parameters that fit its schema, for at most its declared wall time; ``cancel``:
-    setting it kills the run at once. Values outside what the skill was verified on raise ``OutsideDomain`` before
-    anything runs (``skills/domain.py``)."""
+    """Execute a stored skill with parameters that fit its schema, for at most its declared wall time, given the GPU where
+    it needs or prefers one and this machine has one; ``cancel``: setting it kills the run at once. Values outside what
+    the skill was verified on raise ``OutsideDomain`` before anything runs (``skills/domain.py``)."""
     refusal = domain_refusal(skill, params)
     if refusal is not None:
         raise refusal
-    declared = skill.resources.walltime_s
-    execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared, cancel=cancel)
+    declared, gpu = skill.resources.walltime_s, skill.resources.gpu or skill.resources.gpu_preferred
+    execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared, cancel=cancel, gpu=gpu)
     if execution.timed_out and declared <= settings.sandbox_wall_s:
         execution.error = (
             f"ran past its declared wall time of {declared:g} s and was stopped "

@@ -68,6 +68,8 @@ __all__ = ["SandboxLimits", "run_code", "isolation_report", "warm_up", "warm_up_
 log = logging.getLogger(__name__)
 
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# Only for a run given GPU devices: which of them it may use, and where the driver's libraries are.
+_GPU_ENV_PASSTHROUGH = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH")
 # Joins the run's cgroups ($2..$N+1, N=$1) before anything else starts, then runs the rest of the command.
 _JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 96; shift; n=$((n - 1)); done; exec "$@"'
 _LAUNCHER = (Path(__file__).parent / "launcher.py").read_text()
@@ -189,8 +191,8 @@ def _egress_socket(limits: SandboxLimits) -> str | None:
 _egress_folder: Path | None = None
 
 
-def _environment(workdir: Path, network: bool = False) -> dict[str, str]:
-    env = {k: os.environ[k] for k in _ENV_PASSTHROUGH if k in os.environ}
+def _environment(workdir: Path, network: bool = False, gpu: bool = False) -> dict[str, str]:
+    env = {k: os.environ[k] for k in (*_ENV_PASSTHROUGH, *(_GPU_ENV_PASSTHROUGH if gpu else ())) if k in os.environ}
     if network:  # the only way out: evoskill's web proxy, through the run's own 127.0.0.1
         proxy = f"http://127.0.0.1:{_EGRESS_PORT}"
         env.update({name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")})
@@ -259,7 +261,7 @@ def _handback(limits: SandboxLimits) -> dict[str, Any]:
 
 def _start_cold(workdir: Path, limits: SandboxLimits, isolation: Isolation, groups: RunCgroups) -> tuple[_Started, SandboxView | None, Path | None]:
     """Start a new interpreter for the run: the launcher under ``isolation``; the run's view and a mount point to remove."""
-    view = build_view(workdir, limits.inputs, limits.hidden, limits.network, _egress_socket(limits)) if isolation.contained else None
+    view = build_view(workdir, limits.inputs, limits.hidden, limits.network, _egress_socket(limits), limits.devices) if isolation.contained else None
     containment = isolation.cold(view, limits, workdir)
     config: dict[str, Any] = {"rlimits": rlimits(limits, groups), "cwd": str(workdir), "ids": run_ids(), "contained": isolation.contained,
                               **containment.config}  # fmt: skip
@@ -274,7 +276,7 @@ def _start_cold(workdir: Path, limits: SandboxLimits, isolation: Isolation, grou
         cmd = ["/bin/sh", "-c", _JOIN_CGROUPS, "sh", str(len(groups.procs_files)), *groups.procs_files, *cmd]
     try:
         proc = subprocess.Popen(
-            cmd, cwd=workdir, env=_environment(workdir, limits.network and isolation.contained), stdin=subprocess.DEVNULL,
+            cmd, cwd=workdir, env=_environment(workdir, limits.network and isolation.contained, bool(limits.devices)), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
         )  # fmt: skip
     finally:
@@ -351,7 +353,7 @@ def _executor_for(kind: str, limits: SandboxLimits, code: str = "") -> WarmExecu
     else to the packages' executor. Code whose imports were asked for before (a skill's verification run, then its first
     answer) gets an executor of its own, started in the background (``warm.extra_executor`` bounds how many and how often);
     a run never lands on an executor started for other code's imports."""
-    if not limits.warm or not ISOLATIONS[kind].contained:
+    if not limits.warm or limits.devices or not ISOLATIONS[kind].contained:  # a GPU run starts cold: executors have no devices
         return None
     view = _warm_view(limits)
     base = _warm_key(kind, limits, view)

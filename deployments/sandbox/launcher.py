@@ -238,6 +238,8 @@ def build_view(cfg: dict[str, Any], warm: bool = False) -> None:
     for name in DEVICES:
         if os.path.exists("/dev/" + name):
             bind("/dev/" + name, f"{root}/dev/{name}", read_only=False, recursive=False)
+    for source, shown in view.get("devices", []):  # a GPU run's devices
+        bind(source, root + shown, read_only=False, recursive=False)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2"), ("shm", view["work"] + "/tmp")):  # fmt: skip
         link(target, f"{root}/dev/{name}")

@@ -25,7 +25,8 @@ def _setting_default(limit: str) -> Any:
 class SandboxLimits:
     """The limits of an execution: each field is the setting ``sandbox_<field>``.
 
-    ``hidden``: paths kept out even where a granted path holds them; ``inputs``: paths granted to this run, read-only.
+    ``hidden``: paths kept out even where a granted path holds them; ``inputs``: paths granted to this run, read-only;
+    ``devices``: (host path, path in the run) of the GPU device files this run is given (``devices.gpu_devices``).
     """
 
     wall_s: float = _setting_default("wall_s")
@@ -41,23 +42,25 @@ class SandboxLimits:
     network: bool = _setting_default("network")
     hidden: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
+    devices: tuple[tuple[str, str], ...] = ()
     isolation: str = _setting_default("isolation")
     warm: bool = _setting_default("warm")
     warm_packages: tuple[str, ...] = tuple(Settings.model_fields["sandbox_warm_packages"].default_factory())  # type: ignore[call-arg,misc]
 
     @classmethod
     def from_settings(cls, s: Settings, inputs: Iterable[str | Path] = ()) -> SandboxLimits:
-        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs", "warm_packages")}
+        limits = {f.name: getattr(s, f"sandbox_{f.name}") for f in fields(cls) if f.name not in ("hidden", "inputs", "devices", "warm_packages")}
         hidden = tuple(str(p) for p in hidden_paths(s))  # the workspace and home credentials: outside the view; covered if a granted input holds them
         granted = tuple(str(Path(p).resolve()) for p in [*s.sandbox_inputs, *inputs])
         return cls(**limits, hidden=hidden, inputs=granted, warm_packages=tuple(s.sandbox_warm_packages))
 
 
 def rlimits(limits: SandboxLimits, groups: RunCgroups) -> dict[str, int]:
-    """The resource limits of each process of a run (the process limit only where no pids cgroup counts them)."""
+    """The resource limits of each process of a run (the process limit only where no pids cgroup counts them). A run given
+    GPU devices has its data segment limited instead of its address space: CUDA reserves address space far beyond what it uses."""
     found = {
         "RLIMIT_CPU": limits.cpu_s,
-        "RLIMIT_AS": limits.memory_mb * MB,
+        "RLIMIT_DATA" if limits.devices else "RLIMIT_AS": limits.memory_mb * MB,
         "RLIMIT_FSIZE": limits.file_size_mb * MB,
         "RLIMIT_NOFILE": 1024,
         "RLIMIT_CORE": 0,

@@ -52,12 +52,13 @@ class SandboxView:
     covered: tuple[str, ...] = ()  # hidden paths inside a read-only one: shown empty
     egress: str | None = None  # with the network on: evoskill's web proxy (a Unix socket on the host), shown at EGRESS
     refused: tuple[str, ...] = field(default=(), compare=False)  # granted inputs that were not granted (hidden)
+    devices: tuple[tuple[str, str], ...] = ()  # GPU device files (host path, path in the run), for a run that is given them
 
     def as_config(self) -> dict[str, object]:
         """The view as JSON-able data for the launcher that builds it itself (the ``unshare`` fallback)."""
         return {"work": self.work, "read_only": list(self.read_only), "links": [list(pair) for pair in self.links],
                 "covered": list(self.covered), "scratch": list(self.scratch),
-                "egress": [self.egress, EGRESS] if self.egress else None}  # fmt: skip
+                "egress": [self.egress, EGRESS] if self.egress else None, "devices": [list(pair) for pair in self.devices]}  # fmt: skip
 
 
 def _distribution_sources() -> list[Path]:
@@ -138,9 +139,9 @@ def _system_view(network: bool) -> tuple[tuple[str, ...], tuple[tuple[str, str],
 
 
 def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[str | Path] = (), network: bool = False,
-               egress: str | None = None) -> SandboxView:  # fmt: skip
+               egress: str | None = None, devices: tuple[tuple[str, str], ...] = ()) -> SandboxView:  # fmt: skip
     """The view of a run in ``work``: system, Python, granted ``inputs`` (read-only), ``hidden`` paths kept out; with the
-    network on, ``egress`` (the web proxy's socket) at ``EGRESS``."""
+    network on, ``egress`` (the web proxy's socket) at ``EGRESS``; ``devices``: GPU device files shown in its ``/dev``."""
     hidden_paths = [str(Path(h).resolve()) for h in hidden]
     system, system_links = _system_view(network)
     granted, refused = [], []
@@ -175,7 +176,7 @@ def build_view(work: Path, inputs: Iterable[str | Path] = (), hidden: Iterable[s
         else:
             links.append((f"{here}/tmp", folder))
     return SandboxView(work=here, scratch=tuple(scratch), read_only=shown, links=tuple(links), covered=tuple(covered),
-                       egress=egress if network else None, refused=tuple(refused))  # fmt: skip
+                       egress=egress if network else None, refused=tuple(refused), devices=devices)  # fmt: skip
 
 
 def closed_to_others(path: str, parents: bool = True) -> str | None:

@@ -1,6 +1,10 @@
 """Skills run in the sandbox: missing packages and values outside what a skill was verified on are reported before
 running; jobs carry resources."""
 
+import json
+import os
+import stat
+
 import pytest
 
 from deployments.job_runners import LocalJobRunner
@@ -78,3 +82,16 @@ def test_a_parameter_set_that_never_finishes_fails_alone_and_the_others_answer(w
     execution, rows = runner.run_skill_code_many(code, [], [{}, {"x": 0.0}, {"x": 3.0}], get_settings(), "endless")
     assert execution.ok and [row["ok"] for row in rows] == [True, False, True]
     assert rows[2]["answer"] == 6.0 and rows[1]["error"].startswith("stopped after 1 s")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a stand-in device (mknod) needs root")
+def test_a_skill_that_prefers_a_gpu_is_given_the_devices_and_one_that_does_not_is_not(workspace, tmp_path, monkeypatch):
+    folder = tmp_path / "gpu"
+    folder.mkdir()
+    os.mknod(folder / "nvidia0", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a stand-in: behaves as /dev/null
+    monkeypatch.setenv("EVOSKILL_SANDBOX_GPU_DEVICES", json.dumps([str(folder / "nvidia*")]))
+    code = "import os\ndef run() -> bool:\n    return os.path.exists('/dev/nvidia0')\n"
+    plain = Skill(name="sees_gpu", code=code, test_case=TestCase(expected=False))
+    for resources, seen in ((SkillResources(), False), (SkillResources(gpu_preferred=True), True), (SkillResources(gpu=True), True)):
+        execution = run_skill(plain.model_copy(update={"resources": resources}), {}, get_settings())
+        assert execution.ok and execution.answer is seen, (resources, execution.error)
