@@ -121,10 +121,15 @@ def run_check(structures: int = 16, supercell: int = 2, steps: int = 200) -> dic
 
 _PROBE = """
 def run():
-    import os, torch
+    import os
 
+    found = {"dev": sorted(os.listdir("/dev"))}
+    try:
+        import torch
+    except ImportError:
+        return {**found, "cuda": False, "device": "cpu (torch is not installed)"}
     cuda = torch.cuda.is_available()
-    found = {"cuda": cuda, "device": torch.cuda.get_device_name(0) if cuda else "cpu", "dev": sorted(os.listdir("/dev"))}
+    found.update(cuda=cuda, device=torch.cuda.get_device_name(0) if cuda else "cpu")
     if cuda:
         x = torch.ones(1024, 1024, device="cuda")
         found["matmul_sum"] = float((x @ x).sum())
@@ -139,7 +144,7 @@ def probe_sandbox() -> dict[str, Any]:
     from skills.runner import run_skill_code
 
     settings = get_settings()
-    execution = run_skill_code(_PROBE, ["torch"], {}, settings, "gpu-probe", gpu=True)
+    execution = run_skill_code(_PROBE, [], {}, settings, "gpu-probe", gpu=True)
     found = execution.answer if execution.ok and isinstance(execution.answer, dict) else {"error": execution.error, "stderr": execution.stderr[-1500:]}
     contained = isolation_report(wanted=settings.sandbox_isolation)
     return {**found, "isolation": contained["isolation"], "memory_cgroup": contained["memory_cgroup"], "wall_s": execution.wall_s}

@@ -159,10 +159,11 @@ class Settings(BaseSettings):
         default_factory=list, description="Files and folders neither generated code nor the tools may read, even inside a granted input (the store's folder always is)."
     )
     sandbox_gpu_devices: list[str] = Field(
-        default_factory=lambda: ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia[0-9]*", "/dev/nvidia-caps/*"],
-        description="Device files (glob patterns) shown to the run of a verified skill that needs or prefers a GPU (one that runs "
-        "a machine-learned potential); generated code never sees them. Such a run starts cold, with no address-space limit "
-        "(CUDA reserves far more than it uses): its memory is bounded by the run's cgroup, and by RLIMIT_DATA. Empty: no run sees a GPU.",
+        default_factory=lambda: ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia[0-9]*", "/dev/nvidia-caps/*"],
+        description="Character devices (glob patterns) shown to the run of a stored skill whose code runs a machine-learned "
+        "potential, those of the GPUs the worker's CUDA_VISIBLE_DEVICES lists; code written during a solve never sees them. Such "
+        "a run starts cold, with no address-space limit (CUDA reserves far more than it uses): only where a memory cgroup "
+        "bounds its memory, else it gets no device. Empty: no run sees a GPU.",
     )
     sandbox_warm: bool = Field(
         default=True,

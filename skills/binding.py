@@ -543,10 +543,10 @@ def bind(skill: Skill, query: str) -> Binding:
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
-    verified_texts = verified_texts_of(skill)
+    verified_texts, answer_unit = verified_texts_of(skill), skill.unit or read_answer_spec(verified).unit
     other = (
         reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query) or other_qualifier(verified_texts, query)
-        or other_basis(verified_texts, query) or other_units(verified_texts, query, skill.unit or read_answer_spec(verified).unit) or other_order(verified_texts, query)
+        or other_basis(verified_texts, query, answer_unit) or other_units(verified_texts, query, answer_unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)
     )  # fmt: skip

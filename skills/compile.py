@@ -16,7 +16,6 @@ skill is stored (``tasks/compile.py``, the compile stage), with provenance; a fa
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue, PrivateAttr
@@ -29,6 +28,7 @@ from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.answer_spec import AnswerSpec
 from skills.documents import Provenance, Skill, SkillResources, TestCase, slug
+from skills.gpu import prefers_gpu
 from skills.lifting import LiftError, lift_script
 from skills.mentions import topic_words
 from skills.parameter import ParameterSchema
@@ -248,24 +248,6 @@ def compile_skill(request: CompileRequest, settings: Settings, llm: LLMClient | 
         if done:
             _accept(result, request, literal, *done)
     return _finish(result, llm, calls_before, settings)
-
-
-_ML_POTENTIALS = re.compile(
-    r"^\s*(?:from|import)\s[^\n]*\b(?:chgnet|torch|matgl|mace|sevenn|fairchem|orb_models|mattersim)\b"
-    r"|\bMLFF\.\w+|force_field_name\s*=\s*[\"'](?:MLFF\.)?(?:CHGNet|M3GNet|MACE|GAP|Nequip|SevenNet|MatterSim|Orb)",
-    re.MULTILINE,
-)
-
-
-def prefers_gpu(code: str) -> bool:
-    """Whether the code runs a machine-learned potential (CHGNet, MACE, M3GNet, ... or torch itself), which a GPU speeds up.
-
-    >>> prefers_gpu("relax = ForceFieldRelaxMaker(force_field_name='CHGNet')"), prefers_gpu("from ase.calculators.emt import EMT")
-    (True, False)
-    >>> prefers_gpu("import numpy as np, torch"), prefers_gpu("ForceFieldRelaxMaker(force_field_name=MLFF.CHGNet)")
-    (True, True)
-    """
-    return _ML_POTENTIALS.search(code) is not None
 
 
 def _finish(result: CompileResult, llm: LLMClient | None, calls_before: int, settings: Settings) -> CompileResult:

@@ -176,19 +176,33 @@ _PLAIN_ADJECTIVES = frozenset("exact heavy total net mean median average partial
 _BROAD = frozenset({"atomic"})
 
 
-def other_basis(verified: Sequence[str], query: str) -> str | None:
-    """A basis ("per atom", "per formula unit", "eV/atom") the question states and no verified question does."""
+def other_basis(verified: Sequence[str], query: str, answer_unit: str | None = None) -> str | None:
+    """A basis ("per atom", "per formula unit", "eV/atom") the question states and no verified question does; or, where the
+    skill's answer has a basis (``answer_unit`` eV/atom) the question never states, another basis the question states more
+    often than any verified question ("the formation energy per formula unit", beside energies given per formula unit)."""
     stated = [_basis(text, ("atom", "mol")) for text in verified]  # "g/mol" of the verified question says per mole
-    for basis in dict.fromkeys(_basis(query)):
+    asked = _basis(query)
+    for basis in dict.fromkeys(asked):
         if all(basis not in bases for bases in stated):
             return f"the question asks per {basis}; the skill was verified otherwise"
+    answered = _basis_name(normal_unit(answer_unit).rpartition("/")[2]) if answer_unit and "/" in answer_unit else None
+    if answered in _ANSWER_BASES and answered not in _basis(query, _ANSWER_BASES):
+        for basis in dict.fromkeys(asked):
+            if basis != answered and asked.count(basis) > max(bases.count(basis) for bases in stated):
+                return f"the question asks per {basis}; the skill gives {answer_unit}"
     return None
 
 
+_ANSWER_BASES = ("atom", "formula unit", "cell", "molecule", "mol")
+# A basis written after a unit's slash that the unit reader does not take: "eV/f.u.", "eV/formula unit".
+_SLASH_BASIS = re.compile(r"(?<=[A-Za-z])\s*/\s*(formula[\s-]+unit|f\.u\.?|fu)(?![A-Za-z])", re.I)
+
+
 def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
-    """The bases a text states: "per atom", "per formula unit", and those ``of_units`` a unit says ("eV/atom")."""
+    """The bases a text states: "per atom", "per formula unit", "eV/f.u.", and those ``of_units`` a unit says ("eV/atom")."""
     units = [normal_unit(unit).rpartition("/")[2] for _, _, unit in unit_spans(text)]
-    return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + [u for u in units if u in of_units]
+    slashed = [_basis_name(m.group(1)) for m in _SLASH_BASIS.finditer(text)]
+    return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + slashed + [u for u in units if u in of_units]
 
 
 def _basis_name(phrase: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
 from typing import Any
 
@@ -92,18 +93,21 @@ def run_skill_code(
     if wall_s is not None and wall_s < limits.wall_s:
         limits = dataclasses.replace(limits, wall_s=wall_s)
     if gpu:
-        limits = dataclasses.replace(limits, devices=gpu_devices(settings.sandbox_gpu_devices))
+        limits = dataclasses.replace(limits, devices=gpu_devices(settings.sandbox_gpu_devices, os.environ.get("CUDA_VISIBLE_DEVICES")))
     return run_code(skill_script(code, params), settings.run_root(), limits, name, cancel)
 
 
-def run_skill(skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None) -> ExecutionResult:
+def run_skill(
+    skill: Skill, params: dict[str, Any], settings: Settings, cancel: threading.Event | None = None, gpu: bool | None = None
+) -> ExecutionResult:
     """Execute a stored skill with parameters that fit its schema, for at most its declared wall time, given the GPU where
-    it needs or prefers one and this machine has one; ``cancel``: setting it kills the run at once. Values outside what
-    the skill was verified on raise ``OutsideDomain`` before anything runs (``skills/domain.py``)."""
+    it needs or prefers one and this machine has one (``gpu``: False gives it none); ``cancel``: setting it kills the run at
+    once. Values outside what the skill was verified on raise ``OutsideDomain`` before anything runs (``skills/domain.py``)."""
     refusal = domain_refusal(skill, params)
     if refusal is not None:
         raise refusal
-    declared, gpu = skill.resources.walltime_s, skill.resources.gpu or skill.resources.gpu_preferred
+    declared = skill.resources.walltime_s
+    gpu = (skill.resources.gpu or skill.resources.gpu_preferred) if gpu is None else gpu
     execution = run_skill_code(skill.code, skill.packages, params, settings, f"skill-{skill.name}", wall_s=declared, cancel=cancel, gpu=gpu)
     if execution.timed_out and declared <= settings.sandbox_wall_s:
         execution.error = (

@@ -14,6 +14,7 @@ from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.documents import Skill
 from skills.domain import checked_params
+from skills.gpu import prefers_gpu
 from skills.maker import SkillMaker
 from skills.params import SkillCodeError, signature_schema
 from skills.runner import run_skill
@@ -49,7 +50,7 @@ def _verify(skill: Skill, settings: Settings) -> str | None:
         params = checked_params(skill, dict(skill.test_case.params))  # a test case outside the skill's own domain: rejected
     except (SkillCodeError, ValueError) as exc:
         return str(exc)
-    execution = run_skill(skill, params, settings)
+    execution = run_skill(skill, params, settings, gpu=False)  # a file's own word is no reason to show it the GPU
     if not execution.ok:
         return f"its test case failed: {execution.error}"
     check = check_answer(execution.answer, skill.test_case.expected, skill.test_case.tolerance)
@@ -69,6 +70,8 @@ def import_skills(path: Path, store: SkillStore, settings: Settings) -> list[tup
     for skill in skills:
         # Its words are now its importer's: shown to them alone (skills/disclosure.py).
         skill = skill.model_copy(update={"provenance": skill.provenance.model_copy(update={"source": "import", "user": settings.user})})
+        gpu = prefers_gpu(skill.code)  # read from the code, as when learned: the file's own flags could ask for the GPU's devices
+        skill = skill.model_copy(update={"resources": skill.resources.model_copy(update={"gpu": skill.resources.gpu and gpu, "gpu_preferred": gpu})})
         problem = _verify(skill, settings)
         if problem:
             rows.append((skill.name, f"rejected: {problem}"))

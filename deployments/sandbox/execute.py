@@ -193,6 +193,8 @@ _egress_folder: Path | None = None
 
 def _environment(workdir: Path, network: bool = False, gpu: bool = False) -> dict[str, str]:
     env = {k: os.environ[k] for k in (*_ENV_PASSTHROUGH, *(_GPU_ENV_PASSTHROUGH if gpu else ())) if k in os.environ}
+    if "LD_LIBRARY_PATH" in env:  # absolute folders only: an empty or relative entry would be the run's own folder
+        env["LD_LIBRARY_PATH"] = ":".join(part for part in env["LD_LIBRARY_PATH"].split(":") if part.startswith("/"))
     if network:  # the only way out: evoskill's web proxy, through the run's own 127.0.0.1
         proxy = f"http://127.0.0.1:{_EGRESS_PORT}"
         env.update({name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")})
@@ -654,6 +656,15 @@ def _kill_all(proc: subprocess.Popen[bytes] | None, groups: RunCgroups) -> None:
     groups.kill_all_and_remove(wait=proc is not None)
 
 
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
+
+
 def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run", cancel: threading.Event | None = None) -> ExecutionResult:
     """Run ``code`` as ``main.py`` in a fresh folder under ``run_root`` and return what happened.
 
@@ -668,4 +679,8 @@ def run_code(code: str, run_root: Path, limits: SandboxLimits, name: str = "run"
     if why_not is not None:
         return ExecutionResult(exit_code=None, error=f"the sandbox cannot use {kind} isolation here ({why_not}); set EVOSKILL_SANDBOX_ISOLATION=auto")
     sweep_now_and_then(run_root, limits.run_retention_s, limits.failed_run_retention_s)
+    if limits.devices and not (ISOLATIONS[kind].contained and cgroup_support()["memory"]):
+        why = "no memory cgroup would bound them" if ISOLATIONS[kind].contained else f"{kind} isolation has no view to show them in"
+        _warn_once(f"sandbox: runs that prefer a GPU get no GPU device here ({why}); they run on the CPU")
+        limits = replace(limits, devices=())
     return _execute(code, run_root, limits, name, kind, _executor_for(kind, limits, code), cancel)

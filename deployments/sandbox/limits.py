@@ -57,10 +57,11 @@ class SandboxLimits:
 
 def rlimits(limits: SandboxLimits, groups: RunCgroups) -> dict[str, int]:
     """The resource limits of each process of a run (the process limit only where no pids cgroup counts them). A run given
-    GPU devices has its data segment limited instead of its address space: CUDA reserves address space far beyond what it uses."""
+    GPU devices, inside a memory cgroup, has its data segment limited instead of its address space: CUDA reserves address space
+    far beyond what it uses."""
     found = {
         "RLIMIT_CPU": limits.cpu_s,
-        "RLIMIT_DATA" if limits.devices else "RLIMIT_AS": limits.memory_mb * MB,
+        "RLIMIT_DATA" if limits.devices and "memory" in groups.groups else "RLIMIT_AS": limits.memory_mb * MB,
         "RLIMIT_FSIZE": limits.file_size_mb * MB,
         "RLIMIT_NOFILE": 1024,
         "RLIMIT_CORE": 0,

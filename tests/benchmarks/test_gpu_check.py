@@ -2,6 +2,8 @@
 each item runs the skill job's own code in the sandbox."""
 
 import json
+import os
+import stat
 from importlib.util import find_spec
 
 import pytest
@@ -27,8 +29,12 @@ def test_the_gpu_check_reports_both_workers_and_agrees_with_itself_without_a_gpu
         main(["--structures", "1"])
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a stand-in device (mknod) needs root")
 def test_the_skill_check_runs_a_stored_skill_on_both_workers_through_its_job_and_reports_what_the_sandbox_saw(workspace, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)  # the GPU worker keeps the machine's GPUs; the CPU worker gets none
+    stand_in = tmp_path / "nvidia0"
+    os.mknod(stand_in, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # plays the GPU's device file (it behaves as /dev/null)
+    monkeypatch.setenv("EVOSKILL_SANDBOX_GPU_DEVICES", json.dumps([str(stand_in)]))
     code = "def run(a: float = 5.64) -> float:\n    return round(a * 2, 4)\n"
     parameters = {"type": "object", "properties": {"a": {"type": "number", "default": 5.64, "unit": "Å", "exclusiveMinimum": 0}}}
     skill = Skill(name="doubled", code=code, parameters=parameters, resources=SkillResources(gpu_preferred=True, walltime_s=30),
@@ -42,6 +48,7 @@ def test_the_skill_check_runs_a_stored_skill_on_both_workers_through_its_job_and
         assert [r["params"]["a"] for r in report[side]["results"]] == [5.55, 5.65, 5.75]
         assert [r["answer"] for r in report[side]["results"]] == [11.1, 11.3, 11.5] and report[side]["failed"] == 0
         probe = report[side]["probe"]
-        assert probe.get("device") == "cpu" or "torch" in probe.get("error", ""), probe  # torch sees no GPU here, or is absent
+        assert probe["device"].startswith("cpu") and not probe["cuda"], probe  # no real GPU here
+        assert ("nvidia0" in probe["dev"]) is (side == "gpu_worker"), probe  # the device reaches the GPU worker's runs alone
     assert report["max_answer_difference"] == 0.0 and report["speedup"] > 0
     assert "skill runs (0 failed)" in capsys.readouterr().out

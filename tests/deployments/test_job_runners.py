@@ -116,7 +116,7 @@ def test_a_job_on_a_cluster_with_no_worker_at_all_fails_after_the_wait_with_what
 
 
 def test_a_skill_that_runs_a_machine_learned_potential_prefers_a_gpu():
-    from skills.compile import prefers_gpu
+    from skills.gpu import prefers_gpu
 
     assert prefers_gpu("from atomate2.forcefields.jobs import ForceFieldRelaxMaker\nForceFieldRelaxMaker(force_field_name='CHGNet')")
     assert prefers_gpu("from chgnet.model import CHGNet\n") and prefers_gpu("import numpy as np, torch\n")

@@ -73,7 +73,8 @@ def command(view: SandboxView, limits: SandboxLimits, etc_fds: dict[str, int], w
         args += ["--perms", "0644", "--file", str(fd), f"/etc/{name}"]
     args += ["--dev", "/dev"]
     for device, seen_at in view.devices:  # a GPU run's devices (the read-only /dev above them does not stop their use)
-        args += ["--dev-bind", device, seen_at]
+        parent = os.path.dirname(seen_at)
+        args += [*(["--perms", "0755", "--dir", parent] if parent != "/dev" else []), "--dev-bind", device, seen_at]
     args += ["--remount-ro", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--proc", "/proc"]
     args += _folders([folder for folder in _parents([work], []) if inside(folder, covered) and folder not in covered])
     args += ["--perms", "0755", "--dir", work] if warm else [*size, "--tmpfs", work, "--perms", "0644", "--file", str(main_fd), f"{work}/main.py"]

@@ -10,10 +10,16 @@ each, the runs a forged hand-back reaches), under the strongest isolation this m
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
+import pytest
+
+from deployments.settings import get_settings
 from flows.interfaces.cli.main import main
-from skills.documents import Skill, TestCase
+from skills.documents import Skill, SkillResources, TestCase
+from skills.store import open_store
 from skills.transfer import export_skill
 from tests.sandbox_escapes import LIBRARY
 
@@ -73,3 +79,23 @@ def test_an_attacking_skill_gets_out_neither_at_import_nor_when_run(workspace, m
         "runs": 2,
         "what the runs opened": [json.dumps({"opened": [], "sysctls": []})],
     }, said.out + said.err
+
+
+def test_a_skill_file_that_claims_the_gpu_gets_no_device_at_import_or_when_run(workspace, monkeypatch, tmp_path, capsys):
+    """The GPU's devices go to a stored skill whose own code runs a machine-learned potential: a file's flags are not read."""
+    if os.geteuid() != 0:
+        pytest.skip("making a stand-in device (mknod) needs root")
+    stand_in = tmp_path / "nvidia0"
+    os.mknod(stand_in, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    monkeypatch.setenv("EVOSKILL_SANDBOX_GPU_DEVICES", json.dumps([str(stand_in)]))
+    monkeypatch.setenv("EVOSKILL_STORE", "monty")
+    code = 'def run() -> bool:\n    """import torch is not needed here."""\n    import os\n    return os.path.exists("/dev/nvidia0")\n'
+    claims = Skill(name="sees_gpu", description="Whether a GPU is there.", code=code, output_type="bool",
+                   resources=SkillResources(gpu=True, gpu_preferred=True), test_case=TestCase(params={}, expected=False))  # fmt: skip
+    path = tmp_path / "sees_gpu.json"
+    path.write_text(export_skill(claims))
+    assert main(["skills", "import", str(path)]) == 0  # its check run saw no device (it expects False)
+    stored = open_store(get_settings()).get_skill("sees_gpu")
+    assert stored is not None and not stored.resources.gpu and not stored.resources.gpu_preferred
+    assert main(["skills", "run", "sees_gpu", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["answer"] is False
