@@ -329,6 +329,9 @@ def test_a_list_of_entries_binds_whole_for_another_system(skill, query, params):
         # the formation energy is not the distance to the hull, however the hull is written
         (FORMATION, f"pymatgen PhaseDiagram, total energies in eV per formula unit as written: {LI_O}. E_above_hull of LiO2 in eV/atom?", "'hull'"),
         (FORMATION, f"Total energies (eV per formula unit): {LI_O}. How far from the hull is LiO2 (unit: eV/atom)? Use pymatgen.", "'hull'"),
+        # per formula unit, where the skill answers per atom, though the energies it is given are per formula unit too
+        (FORMATION, f"Given total energies {LI_O} eV (per formula unit as written), what is the formation energy of Li2O per formula unit (eV/f.u.), from pymatgen?", "per formula unit; the skill gives eV/atom"),
+        (FORMATION, f"Energies per formula unit: {LI_O}. Formation energy of Li2O in eV/f.u. with pymatgen?", "the skill gives eV/atom"),
     ],
 )
 def test_a_list_of_entries_asked_otherwise_declines(skill, query, reason):
