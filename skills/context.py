@@ -35,7 +35,8 @@ __all__ = ["ALTERING", "substance_names", "framing_words", "structure_names", "s
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
-_ASKER = re.compile(r"^(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?[\w-]+ing\b")  # the asker's activity: "We're triaging …"
+# The asker's activity: "We're triaging …", "Checking symmetry before …", "Weighing out precursors for …".
+_ASKER = re.compile(r"^(?:(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?[\w-]+ing|[A-Z][a-z]+ing)\b")
 _PURPOSE = re.compile(
     r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)\b", re.IGNORECASE
 )
@@ -191,13 +192,17 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
         # A number, or a substance the request does not name again ("I'm studying gold nanoclusters. What is the lattice
         # constant?"): what the sentence states is asked about, not framing.
         holds_value = any(m.kind == "number" or not any(equal_mentions(m, o) for o in outside) for m in inside)
-        if holds_value or any(_limits(w) for w in words):
+        if holds_value or any(_limits(w) and not _particle(words, i) for i, w in enumerate(words)):
             continue
         # From its first how-word on ("… by aromatic ring count", "… with DFT"), the sentence says how: those words must be
         # explained on their own; the words before it only frame ("We're filtering an antimalarial set").
         how = next(
-            (i for i, w in enumerate(words) if _says_how(w) and not (_naming(w) and explains(vocabulary, w)) and not _a_noun(words, i)), len(words)
-        )
+            (
+                i for i, w in enumerate(words)
+                if _says_how(w) and not (_naming(w) and explains(vocabulary, w)) and not _a_noun(words, i) and not _particle(words, i)
+            ),
+            len(words),
+        )  # fmt: skip
         found |= {
             w for w, as_written in zip(words[:how], written[:how], strict=True)
             if _frames(w, acronyms, as_written) and not _varies(w, vocabulary)
@@ -213,6 +218,12 @@ _DETERMINERS = frozenset("a an the my our this that lab".split())
 def _a_noun(words: list[str], index: int) -> bool:
     """Whether the how-word at ``index`` is a noun after a determiner ("a lab report", "my report"), saying no how."""
     return words[index] in ("report", "reports") and index > 0 and words[index - 1] in _DETERMINERS
+
+
+def _particle(words: list[str], index: int) -> bool:
+    """Whether the how-word at ``index`` is "out" of a verb that says no how ("weighing out", "working out"), not of one that
+    does ("leave out", "strip out")."""
+    return words[index] == "out" and (index == 0 or not _says_how(words[index - 1]))
 
 
 def substance_names(query: str, asked: list[Mention]) -> set[str]:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, homonuclear, is_element, is_formula, resolve_name
+from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, element_symbol, homonuclear, is_element, is_formula, resolve_name
 from skills.units import converted, is_unit, same_unit, unit_spans
 
 __all__ = [
@@ -38,6 +38,8 @@ _FORMAT = [
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
     # "a float in [0, 1]", "a weight fraction (0 to 1)": the answer's range, never "path lengths in [0, 1]"
     r"\b(?:float|fraction|number|value)\s+(?:in\s+(?:the\s+range\s+)?)?[\[(]\s*0(?:\.0)?\s*(?:,|to|-|–)\s*1(?:\.0)?\s*[\])]",
+    # "— pymatgen Composition, 0–1, 4 decimals": a terse answer format, the range alone between commas
+    r"(?<=,)\s*0(?:\.0)?\s*(?:–|-|to)\s*1(?:\.0)?(?=\s*,)",
     r"\^\s*[-+]?\d+",
     r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
     # How close the answer must be, not a value of the problem: "(±5% is fine)", "a tolerance of ±2 %".
@@ -276,7 +278,7 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
 
 def _single_name(word: str) -> bool:
     """A one-word name counts when it is an element, a common trivial name, or shaped like a chemical name."""
-    if word in _NOT_NAMES or len(word) < 4:
+    if word in _NOT_NAMES or (len(word) < 4 and element_symbol(word) is None):  # "tin" is an element's name
         return False
     named = resolve_name(word)
     if named is None:

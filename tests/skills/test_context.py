@@ -253,6 +253,11 @@ def test_a_framing_sentence_frames_until_it_says_how_and_a_limiting_word_frames_
     assert "statins" in framing_words(ranking, []) and "lipophilicity" not in framing_words(ranking, [])  # said how: explained or not
     assert framing_words("We're counting only heavy atoms in statins. How many?", [], vocabulary=vocabulary) == set()
     assert framing_words("I'm screening statins without hydrogens. How many?", [], vocabulary=vocabulary) == set()
+    # the asker's activity written as a gerund; "out" of a verb that says no how is no limiting word
+    weighing = "Weighing out precursors for a cathode batch. What is the molar mass of LiFePO4?"
+    assert {"weighing", "precursors", "cathode", "batch"} <= framing_words(weighing, find_mentions(weighing))
+    assert framing_words("Leaving out the hydrate water. What is the molar mass of CuSO4?", []) == set()
+    assert framing_words("Using pymatgen only. What is the molar mass of CuSO4?", []) == set()
 
 
 def test_a_space_group_symbol_and_an_accented_name_are_read_whole():

@@ -17,6 +17,7 @@ def kinds(text: str) -> list[tuple[str, str]]:
         "Return a float in eV rounded to 2 decimals (unit: eV/Å^3).",
         "Return a float between 0 and 1 rounded to 4 decimal places.",
         "What is the density (unit: g/cm^3)? Return a float to 3 d.p.",
+        "The weight fraction — pymatgen Composition, 0–1, 4 decimals.",
     ],
 )
 def test_format_and_unit_numbers_are_not_values(text):
@@ -34,6 +35,8 @@ def test_formulas_elements_smiles_and_names_are_read():
         ("formula", "MgO"), ("name", "aluminium"), ("name", "caffeine"), ("smiles", "CN1C=NC2=C1C(=O)N(C(=O)N2C)C"), ("smiles", "CCO"), ("number", "0.05"),
     ]  # fmt: skip
     assert found[1].element == "Al" and found[2].formula == "C8H10N4O2" and found[4].smiles == "CCO"
+    assert kinds("diamond-structure tin and grey tin") == [("name", "tin"), ("name", "tin")]  # an element's name of three letters
+    assert [m.number for m in find_mentions("energies from 0-1 eV, 0 to 1 fs")] == [0.0, 1.0, 0.0, 1.0]  # a range of values
 
 
 def test_ordinary_words_the_name_database_knows_are_not_substances():
