@@ -63,9 +63,10 @@ OPPOSITES = {a: b for pair in _PAIRS for a, b in (pair.split(), pair.split()[::-
 
 NEUTRAL = frozenset(
     "calculated computed predicted resulting estimated expected final approximate numerical numeric value values corresponding "
-    "overall simulated theoretical reported obtained given".split()
+    "overall simulated theoretical reported obtained given quick rough ballpark".split()
 )
-"""Words before what is asked that qualify nothing ("the *calculated* density", "the *predicted* lattice constant")."""
+"""Words before what is asked that qualify nothing ("the *calculated* density", "the *predicted* lattice constant", "a *quick*
+number")."""
 
 _COUNTS = frozenset({"number", "count", "amount"})
 _DENYING = re.compile(r"\b(?:not|non|except|excluding|without|besides|other\s+than|apart\s+from|but\s+not)\s+(?:the\s+|any\s+|its\s+)?$", re.I)

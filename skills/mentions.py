@@ -160,7 +160,7 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     found = []
     pieces = [
         (m.start() + part.start(), part.group())
-        for m in re.finditer(r"[^\s'\"]+", text)
+        for m in re.finditer(r"(?:[^\s'\"….]|(?<!\.)\.(?!\.))+", text)  # an ellipsis ("4.0…4.2", "4.0...4.2") parts two tokens
         for part in re.finditer(r"(?:^|(?<=,))(?:[^,]|,(?![A-Za-z_]\w*=))+", m.group())  # "a=3.615,cubic=True)": two arguments
     ]
     for start, token in pieces:

@@ -73,7 +73,7 @@ def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
     found = []
     for low, high in itertools.pairwise(numbers):
         gap = text[low.end : high.start]
-        if re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?(?:to|up to|-|–)\s*", gap) or (
+        if re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?(?:to|up to|-|–|…|\.\.\.?)\s*", gap) or (
             re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?and\s+", gap) and re.search(r"\bbetween\s+$", text[: low.start])
         ):
             found.append((low, high))

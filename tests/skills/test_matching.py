@@ -568,3 +568,14 @@ def test_a_compound_the_verified_question_listed_and_asked_about_is_only_listed_
     with pytest.raises(BindingDeclined) as declined:
         bind(EHULL, asked)
     assert "Li2O2" in str(declined.value) or "superoxide" in str(declined.value), declined.value
+
+
+LATTICE = library_skill("ase_emt_cu_lattice_constant")
+
+
+def test_a_relaxed_lattice_constant_is_the_equilibrium_one_and_a_quick_number_is_a_number():
+    asked = "What's the relaxed fcc lattice constant of platinum with ASE's EMT (Å)? EOS fit over 11 evenly spaced lattice constants, a = 3.85…4.05 Å."
+    assert bind(LATTICE, asked).params == {"element": "Pt", "start": 3.85, "stop": 4.05, "num": 11}
+    quick = "I want a quick number: the unrelaxed vacancy formation energy (eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell, with ASE's EMT."
+    assert bind(VACANCY, quick).params["a"] == 3.6
+    declines(VACANCY, quick.replace("unrelaxed", "relaxed"), "'relaxed'")  # relaxed is no unrelaxed, however quick

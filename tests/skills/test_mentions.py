@@ -37,6 +37,7 @@ def test_formulas_elements_smiles_and_names_are_read():
     assert found[1].element == "Al" and found[2].formula == "C8H10N4O2" and found[4].smiles == "CCO"
     assert kinds("diamond-structure tin and grey tin") == [("name", "tin"), ("name", "tin")]  # an element's name of three letters
     assert [m.number for m in find_mentions("energies from 0-1 eV, 0 to 1 fs")] == [0.0, 1.0, 0.0, 1.0]  # a range of values
+    assert [m.number for m in find_mentions("a = 4.0…4.2 Å, then 3.5...3.7 and 5..6; e.g. d.p.")] == [4.0, 4.2, 3.5, 3.7, 5.0, 6.0]
 
 
 def test_ordinary_words_the_name_database_knows_are_not_substances():
