@@ -181,10 +181,16 @@ def element_symbol(name: str) -> str | None:
     return _element_names().get(name.lower())
 
 
+# Ceramic oxides' names ("-a" for the oxide) that the name database lacks; it has hafnia, thoria, calcia, chromia, ...
+_OXIDE_NAMES = {"alumina": "Al2O3", "yttria": "Y2O3", "baria": "BaO", "gallia": "Ga2O3", "vanadia": "V2O5"}
+
+
 @cache
 def resolve_name(phrase: str) -> NamedChemical | None:
-    """The chemical a name stands for (``"sodium chloride"``, ``"copper"``, ``"aspirin"``), or None."""
+    """The chemical a name stands for (``"sodium chloride"``, ``"copper"``, ``"aspirin"``, ``"alumina"``), or None."""
     phrase = " ".join(phrase.lower().split())
+    if phrase in _OXIDE_NAMES:
+        return NamedChemical(formula=_OXIDE_NAMES[phrase], name=phrase)
     element = _element_names().get(phrase)
     try:
         from chemicals.identifiers import search_chemical

@@ -29,3 +29,9 @@ def test_a_mineral_name_resolves_to_the_mineral_not_to_a_hydrate_or_another_oxid
     assert same_formula(resolve_name("ilmenite").formula, "FeTiO3")
     assert resolve_name("magnetite").formula == "Fe3O4"  # the formula its common name writes, "magnetite (Fe3O4)", not FeO
     assert resolve_name("diamond") is None and resolve_name("copper").formula == "Cu"  # no new names, elements as they were
+
+
+def test_a_ceramic_oxides_name_the_database_lacks_is_read():
+    from skills.chemistry import resolve_name
+
+    assert [resolve_name(name).formula for name in ("alumina", "yttria", "hafnia", "thoria")] == ["Al2O3", "Y2O3", "HfO2", "ThO2"]
