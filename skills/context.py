@@ -207,6 +207,11 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
             w for w, as_written in zip(words[:how], written[:how], strict=True)
             if _frames(w, acronyms, as_written) and not _varies(w, vocabulary)
         }  # fmt: skip
+        if own_method:  # the question names its own method outside: a name in capitals of no method frames ("our NSAID set")
+            found |= {
+                w for w, as_written in zip(words[:how], written[:how], strict=True)
+                if w in acronyms and as_written.isalpha() and w not in GLOSSARY and w not in _OTHER_METHODS and domain_terms().isdisjoint({w, stem(w)})
+            }  # fmt: skip
         if own_method and not any(_says_how(w) and not explains(vocabulary, w) and w not in _OTHER_METHODS for w in words):
             found |= {w for w in words if w in _OTHER_METHODS and not explains(vocabulary, w) and w not in rest}  # said only there
     return found - (structural_words(query) - _OTHER_METHODS) if structural else found  # DFT names no structure

@@ -258,6 +258,11 @@ def test_a_framing_sentence_frames_until_it_says_how_and_a_limiting_word_frames_
     assert {"weighing", "precursors", "cathode", "batch"} <= framing_words(weighing, find_mentions(weighing))
     assert framing_words("Leaving out the hydrate water. What is the molar mass of CuSO4?", []) == set()
     assert framing_words("Using pymatgen only. What is the molar mass of CuSO4?", []) == set()
+    # a name in capitals frames only where the question names its own method outside the framing, and never a method
+    nsaid = "We're comparing lipophilicity across our NSAID set. What does RDKit give as the logP of diclofenac?"
+    assert "nsaid" in framing_words(nsaid, find_mentions(nsaid))
+    assert "nsaid" not in framing_words("We're comparing lipophilicity across our NSAID set. What logP has diclofenac?", [])
+    assert "xlogp" not in framing_words("We're ranking drugs by XLOGP. What does RDKit give as the logP of diclofenac?", [])  # said how
 
 
 def test_a_space_group_symbol_and_an_accented_name_are_read_whole():
