@@ -40,7 +40,8 @@ def read_answer_spec(query: str) -> AnswerSpec:
     where = ask.group(2) if ask else text
     output_type = "any"
     for name, pattern in _TYPES:
-        if re.search(pattern, where, re.IGNORECASE):
+        found = re.search(pattern, where, re.IGNORECASE)
+        if found and not (name == "list" and ask is None and _a_named_list(where, found.start())):
             output_type = name
             break
     decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
@@ -50,6 +51,13 @@ def read_answer_spec(query: str) -> AnswerSpec:
         unit=unit.group(1) if unit else _unit_asked(text),
         decimals=int(decimals.group(1)) if decimals else None,
     )
+
+
+def _a_named_list(text: str, start: int) -> bool:
+    """Whether the list word at ``start`` is a list of the asker's, named by the word before it ("a vendor list keyed on …"),
+    not the answer's form ("as a list", "a Python list"), where the question says nothing of what to return."""
+    before = re.search(r"\b([A-Za-z]+)\s+$", text[:start])
+    return before is not None and before.group(1).lower() not in ("a", "an", "the", "as", "python", "json", "sorted", "plain", "single", "in")
 
 
 def _unit_asked(text: str) -> str | None:

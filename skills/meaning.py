@@ -74,7 +74,10 @@ _BASIS = re.compile(r"\bper[\s-]+(?:[A-Za-z][A-Za-z0-9]*[\s-]+)??(formula[\s-]+u
 
 
 def _said(texts: Iterable[str]) -> frozenset[str]:
-    return explaining_forms(w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text))
+    """The words of ``texts`` in the forms that explain others, a name in code read in its parts too ("CalcNumAromaticRings")."""
+    words = [w for text in texts for w in re.findall(r"[A-Za-z]+", text)]
+    parts = [part for w in words if re.search(r"[a-z][A-Z]", w) for part in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", w)]
+    return explaining_forms(w.lower() for w in [*words, *parts])
 
 
 def reversed_sense(verified: Sequence[str], query: str) -> str | None:
@@ -287,14 +290,20 @@ verified on one picks what the others ask for. Not "highest" for "strongest": th
 
 def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
     """A superlative ("weakest", "second-nearest" is caught as a modifier) the skill's vocabulary does not explain, itself
-    or by another of the same pick (``_PICKING_ALIKE``)."""
-    for word in re.findall(r"[A-Za-z]+", query):
+    or by another of the same pick (``_PICKING_ALIKE``); a minimum or maximum that names a setting given its value ("the
+    minimum path length is 1 bond", "a maximum of 6") picks nothing."""
+    for found in re.finditer(r"[A-Za-z]+", query):
+        word = found.group()
+        if word.lower() in ("minimum", "maximum", "min", "max") and _SETTING_VALUE.match(query, found.end()):
+            continue
         alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
         if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
             return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
     return None
 
 
+_SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|of|=|:)\s*[-+]?\d")
+"""After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… of 6", "… = 0.5")."""
 _WORD_LIST = re.compile(r"\[\s*([A-Za-z][\w -]*(?:\s*,\s*[A-Za-z][\w -]*)+)\s*\]")
 
 

@@ -249,8 +249,13 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
 
 
 def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
-    """Chemical names: the longest run of up to three lowercase words the name database knows."""
-    words = [(m.start(), m.group()) for m in re.finditer(r"\b(?:[a-z]{2,}|[A-Z][a-z]{3,})(?:-[a-z]+)*\b(?!['(-])", text)]
+    """Chemical names: the longest run of up to three lowercase words the name database knows, locants and all
+    ("4-hydroxy-3-methoxybenzaldehyde")."""
+    locant = r"\d+(?:,\d+)*'?-"
+    words = [
+        (m.start(), m.group())
+        for m in re.finditer(rf"(?<![\w,'])(?:{locant})?(?:[a-z]{{2,}}|[A-Z][a-z]{{3,}})(?:-(?:{locant})?[a-z]+)*\b(?!['(-])", text)
+    ]
     found: list[Mention] = []
     i = 0
     while i < len(words):
@@ -285,6 +290,7 @@ def _single_name(word: str) -> bool:
         return False
     return (
         named.element is not None or word in _TRIVIAL_NAMES or named.name == word or bool(_CHEMICAL_SUFFIX.search(word)) or homonuclear(word) == named.formula
+        or re.match(r"\d", word) is not None  # a systematic name with locants: "4-hydroxy-3-methoxybenzaldehyde"
     )
 
 

@@ -67,15 +67,20 @@ def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_wor
     return 0
 
 
+_MINIMUM = re.compile(r"\bmin(?:imum)?\b(?:\s+[a-z]+){0,3}\s*(?:is|of|=|:)?\s*$", re.I)
+_MAXIMUM = re.compile(r"\s*(?:[^\s\d,;]{1,6}\s*)?(?:,|and|,\s*and)\s+(?:the\s+|a\s+)?max(?:imum)?\b(?:\s+[a-z]+){0,3}\s*(?:is|of|=|:)?\s*", re.I)
+
+
 def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
-    """Pairs of numbers the text states as a range: "from 4.0 to 4.2 Å", "between 3.5 and 3.7", "3.5-3.7"."""
+    """Pairs of numbers the text states as a range: "from 4.0 to 4.2 Å", "between 3.5 and 3.7", "3.5-3.7", "the minimum path
+    length is 1 bond and the maximum is 6"."""
     numbers = [m for m in mentions if m.kind == "number" and not m.plus_minus]
     found = []
     for low, high in itertools.pairwise(numbers):
         gap = text[low.end : high.start]
         if re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?(?:to|up to|-|–|…|\.\.\.?)\s*", gap) or (
             re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?and\s+", gap) and re.search(r"\bbetween\s+$", text[: low.start])
-        ):
+        ) or (_MAXIMUM.fullmatch(gap) and _MINIMUM.search(text[: low.start])):
             found.append((low, high))
     return found
 

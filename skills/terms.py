@@ -87,6 +87,7 @@ EQUIVALENTS = [
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
     ("international symbol", "hermann mauguin symbol"), ("mass fraction", "weight fraction"), ("equilibrium", "relaxed"),
+    ("formula", "chemical formula"), ("symmetry operations", "space group operations"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 
@@ -95,8 +96,8 @@ _SPELLINGS = [
     (r"centre", "center"), (r"neighbour", "neighbor"), (r"aluminium", "aluminum"), (r"sulph", "sulf"), (r"caesium", "cesium"),
     (r"isation", "ization"), (r"ise([ds]?)$", r"ize\1"), (r"ising$", "izing"), (r"yse([ds]?)$", r"yze\1"), (r"our$", "or"),
 ]  # fmt: skip
-# Derivational endings: "atomic" is about an atom, "neutrality" about being neutral, "strongly" about strong.
-_DERIVED = ("ically", "ical", "ities", "ity", "ally", "ness", "ic", "al", "ly")
+# Derivational endings: "atomic" is about an atom, "neutrality" about being neutral, "strongly" about strong, "canonicalise" about canonical.
+_DERIVED = ("ically", "ical", "ities", "ity", "ally", "ness", "ize", "ise", "ic", "al", "ly")
 
 
 def _spelled(word: str) -> str:

@@ -64,3 +64,10 @@ def test_a_list_of_the_askers_own_is_no_list_asked_for():
     query = "I'm plotting Fsp3 values and the next one on my list is caffeine. What is the fraction of sp3 carbons, rounded to 4 decimals?"
     assert read_answer_spec(query).output_type == "any"
     assert read_answer_spec("Return a list of the donor atoms.").output_type == "list"
+
+
+def test_a_list_the_asker_names_is_no_answer_form_where_nothing_is_said_of_what_to_return():
+    asked = "Our ELN stores aspirin as OC(=O)C1=CC=CC=C1OC(C)=O; I deduplicate against a vendor list. What string does RDKit write back?"
+    assert read_answer_spec(asked).output_type == "str"
+    assert read_answer_spec("Which elements does it hold, as a list?").output_type == "list"
+    assert read_answer_spec("Return the vendor list of distances.").output_type == "list"  # said what to return: as it says

@@ -579,3 +579,18 @@ def test_a_relaxed_lattice_constant_is_the_equilibrium_one_and_a_quick_number_is
     quick = "I want a quick number: the unrelaxed vacancy formation energy (eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell, with ASE's EMT."
     assert bind(VACANCY, quick).params["a"] == 3.6
     declines(VACANCY, quick.replace("unrelaxed", "relaxed"), "'relaxed'")  # relaxed is no unrelaxed, however quick
+
+
+FRAGMENTS = library_skill("rdkit_fragments_benzyl")
+AROMATIC_COUNT = AROMATIC
+
+
+def test_a_function_name_a_systematic_name_and_a_minimum_and_maximum_setting_are_read_as_meant():
+    assert bind(AROMATIC_COUNT, "pyrene c1cc2ccc3cccc4ccc(c1)c2c34 — RDKit CalcNumAromaticRings?").params == {"smiles": "c1cc2ccc3cccc4ccc(c1)c2c34"}
+    declines(AROMATIC_COUNT, "pyrene c1cc2ccc3cccc4ccc(c1)c2c34 — RDKit CalcNumRings?", "aromatic")  # all rings: wider
+    vanillin = "How many fragments does RDKit's fragment catalog give for vanillin ({name}), SMILES COc1cc(C=O)ccc1O, with paths 1 to 6?"
+    assert bind(FRAGMENTS, vanillin.format(name="4-hydroxy-3-methoxybenzaldehyde")).params["smiles"] == "COc1cc(C=O)ccc1O"
+    declines(FRAGMENTS, vanillin.format(name="4-hydroxy-3-methylbenzaldehyde"), "names")  # another molecule than the SMILES
+    ranged = "How many fragments does RDKit's fragment catalog give for OCCc1ccccc1 when the minimum path length is 2 and the maximum is 5?"
+    assert list(bind(FRAGMENTS, ranged).params.values())[1:] == [2, 5]
+    declines(FRAGMENTS, "What is the longest fragment RDKit's fragment catalog gives for OCCc1ccccc1 with paths 1 to 6?", "longest")

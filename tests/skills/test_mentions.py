@@ -36,6 +36,8 @@ def test_formulas_elements_smiles_and_names_are_read():
     ]  # fmt: skip
     assert found[1].element == "Al" and found[2].formula == "C8H10N4O2" and found[4].smiles == "CCO"
     assert kinds("diamond-structure tin and grey tin") == [("name", "tin"), ("name", "tin")]  # an element's name of three letters
+    named = find_mentions("vanillin (4-hydroxy-3-methoxybenzaldehyde) and 2-phenylethanol")  # systematic names, locants and all
+    assert [(m.text, m.formula) for m in named] == [("vanillin", "C8H8O3"), ("4-hydroxy-3-methoxybenzaldehyde", "C8H8O3"), ("2-phenylethanol", "C8H10O")]
     assert [m.number for m in find_mentions("energies from 0-1 eV, 0 to 1 fs")] == [0.0, 1.0, 0.0, 1.0]  # a range of values
     assert [m.number for m in find_mentions("a = 4.0…4.2 Å, then 3.5...3.7 and 5..6; e.g. d.p.")] == [4.0, 4.2, 3.5, 3.7, 5.0, 6.0]
 

@@ -94,3 +94,10 @@ def test_an_equivalent_phrase_counts_as_said_only_where_its_words_stand_together
 def test_a_doubled_consonant_before_ed_or_ing_meets_the_word_it_inflects():
     assert explains(explaining_forms(["fit", "sum"]), "fitted") and explains(explaining_forms(["fit", "sum"]), "summed")
     assert not explains(explaining_forms(["bet"]), "better")
+
+
+def test_a_verb_made_from_an_adjective_is_explained_by_the_adjective():
+    from skills.terms import explaining_forms, explains
+
+    assert explains(explaining_forms(["canonical"]), "canonicalise") and explains(explaining_forms(["normal"]), "normalize")
+    assert not explains(explaining_forms(["canonical"]), "kekulize")
