@@ -57,7 +57,9 @@ def _a_named_list(text: str, start: int) -> bool:
     """Whether the list word at ``start`` is a list of the asker's, named by the word before it ("a vendor list keyed on …"),
     not the answer's form ("as a list", "a Python list"), where the question says nothing of what to return."""
     before = re.search(r"\b([A-Za-z]+)\s+$", text[:start])
-    return before is not None and before.group(1).lower() not in ("a", "an", "the", "as", "python", "json", "sorted", "plain", "single", "in")
+    if before is None or before.group(1).lower() in ("a", "an", "the", "as", "python", "json", "sorted", "plain", "single", "in"):
+        return False
+    return re.search(r"\b(?:as|in)\s+(?:a|an)\s+$", text[: before.start()], re.IGNORECASE) is None  # "as a distance list": the form
 
 
 def _unit_asked(text: str) -> str | None:

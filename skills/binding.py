@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, is_formula, resolve_name, same_formula
-from skills.context import ALTERING, aside_words, framing_words, structure_names, substance_names
+from skills.context import ALTERING, aside_words, framing_words, instruction_words, structure_names, substance_names
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
@@ -172,6 +172,10 @@ _SAYS_FIRST = re.compile(r"\b(?:first\s+(?:site|atom)|(?:site|atom|index)\s*0|\w
 _SITE_ZERO = re.compile(r"\b(?:site|atom|index)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 
 
+_OTHER_FORM = re.compile(r"^(?:isotop|deuter|triti|enrich|hydrat|dehydrat|anhydr|solvat|desolvat)|hydrates?$")
+"""Ordinary words that make the substance another one: "hydrated CuSO4", "deuterated benzene", "enriched uranium"."""
+
+
 def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], verified: list[str] | None = None) -> list[str]:
     """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
     counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"; "point group" where the
@@ -200,7 +204,10 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
             if before and heads.get(stem(word), stem(before)) != stem(before) and is_phrase(before, word) and not explains(vocabulary, before):
                 found.append(before)  # "point group" of a skill verified on the space group: another thing of the same head
             continue
-        elif is_technical(word) or word in acronyms or (element_symbol(word) and not re.search(rf"\b{word}\s+(?:to|from|in)\b", query.lower())):
+        elif (
+            is_technical(word) or word in acronyms or _OTHER_FORM.search(word)
+            or (element_symbol(word) and not re.search(rf"\b{word}\s+(?:to|from|in)\b", query.lower()))
+        ):  # fmt: skip
             found.append(word)  # an element named where no value was read ("beta-tungsten"): another substance
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
             found += [w for w in (before, word) if not explains(vocabulary, w)]
@@ -540,6 +547,7 @@ def bind(skill: Skill, query: str) -> Binding:
         written = {w for w, _, _ in question_words(query, asked)}
         unexplained += [w for w in sorted(written & ALTERING) if not explains(vocabulary, w) and w not in unexplained]
     unexplained += [w for _, w in aside_words(query, asked) if w not in framing and not explains(vocabulary, w) and w not in unexplained]
+    unexplained += [w for w in instruction_words(query) if not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")

@@ -182,7 +182,7 @@ def element_symbol(name: str) -> str | None:
 
 
 # Ceramic oxides' names ("-a" for the oxide) that the name database lacks; it has hafnia, thoria, calcia, chromia, ...
-_OXIDE_NAMES = {"alumina": "Al2O3", "yttria": "Y2O3", "baria": "BaO", "gallia": "Ga2O3", "vanadia": "V2O5"}
+_OXIDE_NAMES = {"alumina": "Al2O3", "yttria": "Y2O3", "gallia": "Ga2O3", "vanadia": "V2O5"}
 
 
 @cache
@@ -211,7 +211,12 @@ def resolve_name(phrase: str) -> NamedChemical | None:
     except (ValueError, KeyError):  # ions and formulas pymatgen does not read ("O-2")
         return NamedChemical(formula=element, element=element) if element else None
     smiles = canonical_smiles(found.smiles) if found.smiles else None
+    if smiles and re.match(r"\d", phrase) and not _STEREO_SAID.search(phrase):  # "2-butene": which isomer, the name does not say
+        smiles = flat_smiles(smiles)
     return NamedChemical(formula=formula, smiles=smiles, element=element, name=found.common_name)
+
+
+_STEREO_SAID = re.compile(r"\b(?:cis|trans|e|z|r|s|rs|meso|endo|exo)\b|\(\s*[\d,]*[ezrs]\b|[+\-]\)")
 
 
 _NOT_MINERALS = frozenset("alpha beta gamma delta high low red black white theoretical cubic hexagonal orthorhombic tetragonal".split())

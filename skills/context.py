@@ -31,12 +31,38 @@ from skills.substances import equal_mentions
 from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
-__all__ = ["ALTERING", "substance_names", "framing_words", "structure_names", "structural_words", "aside_words"]
+__all__ = ["ALTERING", "substance_names", "framing_words", "instruction_words", "structure_names", "structural_words", "aside_words"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
 # The asker's activity: "We're triaging …", "Checking symmetry before …", "Weighing out precursors for …".
-_ASKER = re.compile(r"^(?:(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?[\w-]+ing|[A-Z][a-z]+ing)\b")
+_ASKER = re.compile(r"^(?:(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?(?P<doing>[\w-]+ing)|(?P<leading>[A-Z][a-z]+ing))\b")
+_ACTIVITIES = frozenset(
+    "checking comparing preparing writing drafting building compiling collecting reviewing screening "
+    "filtering ranking triaging flagging studying planning designing benchmarking validating tabulating teaching revising "
+    "assembling cataloguing cataloging sorting weighing setting working looking trying putting analysing analyzing exploring "
+    "investigating testing evaluating selecting choosing shortlisting prioritising prioritizing updating curating annotating "
+    "searching surveying summarising summarizing organising organizing documenting recording verifying gathering prepping "
+    "scoping deciding thinking wondering reading learning going following".split()
+)
+"""What an asker does around a question (a gerund that frames): never what is done to the substance ("Deprotonating the acid
+group.", "Straining it along c.", "Hydrating it before weighing out.")."""
+
+
+def _activity(gerund: str) -> bool:
+    """Whether a gerund is an asker's activity ("sanity-checking" is checking)."""
+    return gerund.lower().split("-")[-1] in _ACTIVITIES
+
+
+def instruction_words(query: str) -> list[str]:
+    """The gerunds that open a sentence of the question, other than an asker's activity ("Deprotonating the acid group.",
+    "Doubling the formula."): they say what is done, so the skill must explain them, however ordinary."""
+    found = []
+    for sentence in _SENTENCE.split(query):
+        leading = re.match(r"(?:(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?)?([A-Za-z-]+ing)\b", sentence.strip())
+        if leading and not _activity(leading.group(1)) and not _says_how(leading.group(1).lower()):
+            found.append(leading.group(1).lower())
+    return found
 _PURPOSE = re.compile(
     r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)\b", re.IGNORECASE
 )
@@ -172,7 +198,8 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
             sentences.append((start, piece))
         start += len(piece)
     for position, sentence in sentences[:-1]:
-        if _ASKER.match(sentence) and "?" not in sentence:
+        asker = _ASKER.match(sentence)
+        if asker and "?" not in sentence and _activity(asker.group("doing") or asker.group("leading")):
             spans.append((position, sentence))
     for position, sentence in sentences:
         purpose = _PURPOSE.match(sentence)
@@ -207,11 +234,6 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
             w for w, as_written in zip(words[:how], written[:how], strict=True)
             if _frames(w, acronyms, as_written) and not _varies(w, vocabulary)
         }  # fmt: skip
-        if own_method:  # the question names its own method outside: a name in capitals of no method frames ("our NSAID set")
-            found |= {
-                w for w, as_written in zip(words[:how], written[:how], strict=True)
-                if w in acronyms and as_written.isalpha() and w not in GLOSSARY and w not in _OTHER_METHODS and domain_terms().isdisjoint({w, stem(w)})
-            }  # fmt: skip
         if own_method and not any(_says_how(w) and not explains(vocabulary, w) and w not in _OTHER_METHODS for w in words):
             found |= {w for w in words if w in _OTHER_METHODS and not explains(vocabulary, w) and w not in rest}  # said only there
     return found - (structural_words(query) - _OTHER_METHODS) if structural else found  # DFT names no structure

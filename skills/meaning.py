@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import element_symbol, is_element
+from skills.chemistry import element_symbol, is_element, is_formula
 from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical, written_acronyms
 from skills.units import normal_unit, same_unit, unit_spans
@@ -74,9 +74,11 @@ _BASIS = re.compile(r"\bper[\s-]+(?:[A-Za-z][A-Za-z0-9]*[\s-]+)??(formula[\s-]+u
 
 
 def _said(texts: Iterable[str]) -> frozenset[str]:
-    """The words of ``texts`` in the forms that explain others, a name in code read in its parts too ("CalcNumAromaticRings")."""
+    """The words of ``texts`` in the forms that explain others, a name in code read in its parts too ("CalcNumAromaticRings"),
+    unless the text turns it down ("not CalcNumAromaticRings")."""
     words = [w for text in texts for w in re.findall(r"[A-Za-z]+", text)]
-    parts = [part for w in words if re.search(r"[a-z][A-Z]", w) for part in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", w)]
+    kept = [re.sub(r"\b(?:not|rather\s+than|instead\s+of|without|other\s+than|except|but)\s+[\w.]+", " ", text, flags=re.I) for text in texts]
+    parts = [part for text in kept for w in re.findall(r"[A-Za-z]+", text) if re.search(r"[a-z][A-Z]", w) for part in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", w)]
     return explaining_forms(w.lower() for w in [*words, *parts])
 
 
@@ -123,7 +125,7 @@ _PRONOUNS = frozenset("it has have they them this that these those one ones and 
 def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
     """A technical qualifier of what every verified question asks ("*aromatic* rings", "*unrelaxed* vacancy formation energy")
     that the question leaves out: it asks for something wider."""
-    asked = _said([query]) | _said(["un" + w for w in re.findall(r"\b(?:no|without|not)\s+([A-Za-z]+)", query, re.I)])
+    asked = _said([query]) | _said(["un" + w.lower() for w in re.findall(r"\b(?:no|without|not)\s+([A-Za-z]+)", query, re.I)])
     missing: list[str] = []
     for text in verified:
         words = asked_quantity(text)
@@ -203,10 +205,17 @@ _SLASH_BASIS = re.compile(r"(?<=[A-Za-z])\s*/\s*(formula[\s-]+unit|f\.u\.?|fu)(?
 
 
 def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
-    """The bases a text states: "per atom", "per formula unit", "eV/f.u.", and those ``of_units`` a unit says ("eV/atom")."""
+    """The bases a text states: "per atom", "per formula unit", "eV/f.u.", "per Li2O", "of one Li2O unit", and those
+    ``of_units`` a unit says ("eV/atom")."""
     units = [normal_unit(unit).rpartition("/")[2] for _, _, unit in unit_spans(text)]
     slashed = [_basis_name(m.group(1)) for m in _SLASH_BASIS.finditer(text)]
-    return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + slashed + [u for u in units if u in of_units]
+    written = [m.group(1) or m.group(2) for m in _FORMULA_BASIS.finditer(text)]
+    formula_units = ["formula unit" for formula in written if is_formula(formula) and not is_element(formula)]
+    return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + slashed + formula_units + [u for u in units if u in of_units]
+
+
+# "per Li2O", "of one Li2O unit": a basis of one formula unit, written with the formula itself.
+_FORMULA_BASIS = re.compile(r"\bper\s+(?:one\s+)?([A-Z][A-Za-z0-9]*)\b(?!\s*-)|\bone\s+([A-Z][A-Za-z0-9]*)\s+(?:formula\s+)?unit\b")
 
 
 def _basis_name(phrase: str) -> str:
@@ -294,7 +303,9 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
     minimum path length is 1 bond", "a maximum of 6") picks nothing."""
     for found in re.finditer(r"[A-Za-z]+", query):
         word = found.group()
-        if word.lower() in ("minimum", "maximum", "min", "max") and _SETTING_VALUE.match(query, found.end()):
+        if word.lower() in ("minimum", "maximum", "min", "max") and (
+            _SETTING_VALUE.match(query, found.end()) or (re.search(r"\b(?:a|an)\s+$", query[: found.start()]) and _OF_VALUE.match(query, found.end()))
+        ):
             continue
         alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
         if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
@@ -302,8 +313,10 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
     return None
 
 
-_SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|of|=|:)\s*[-+]?\d")
-"""After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… of 6", "… = 0.5")."""
+_SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|=|:)\s*[-+]?\d")
+_OF_VALUE = re.compile(r"\s+of\s+[-+]?\d")
+"""After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… = 0.5"; "a maximum of 6"),
+never "the minimum of 11 energies", which asks for one."""
 _WORD_LIST = re.compile(r"\[\s*([A-Za-z][\w -]*(?:\s*,\s*[A-Za-z][\w -]*)+)\s*\]")
 
 

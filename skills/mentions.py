@@ -248,6 +248,9 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
     return None
 
 
+_PHASE_LABEL = re.compile(r"(?:\b(?:alpha|beta|gamma|delta|theta|kappa)|[αβγδθκ])[\s-]*$", re.IGNORECASE)
+
+
 def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     """Chemical names: the longest run of up to three lowercase words the name database knows, locants and all
     ("4-hydroxy-3-methoxybenzaldehyde")."""
@@ -269,6 +272,8 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
                 continue
             lowered = [w.lower() for _, w in chunk]
             if " ".join(lowered) in _PROTOTYPES:
+                break
+            if _PHASE_LABEL.search(text[:start]):  # "β-alumina" is NaAl11O17, "beta quartz" a phase: no name of one formula
                 break
             if lowered[0] in _GENERIC or lowered[-1] in _GENERIC or (n == 1 and not _single_name(lowered[0])):
                 continue

@@ -594,3 +594,23 @@ def test_a_function_name_a_systematic_name_and_a_minimum_and_maximum_setting_are
     ranged = "How many fragments does RDKit's fragment catalog give for OCCc1ccccc1 when the minimum path length is 2 and the maximum is 5?"
     assert list(bind(FRAGMENTS, ranged).params.values())[1:] == [2, 5]
     declines(FRAGMENTS, "What is the longest fragment RDKit's fragment catalog gives for OCCc1ccccc1 with paths 1 to 6?", "longest")
+
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # what an attack on the loosened matching found: each bound, and each answer would have been wrong
+        (LATTICE, "What lattice constant (unit: Å) gives the minimum of 11 EMT energies of fcc copper, sampled evenly from 3.5 to 3.7 Å with ASE?", "minimum"),
+        (AROMATIC_COUNT, "How many rings does tetralin (SMILES c1ccc2c(c1)CCCC2) have according to RDKit? I want the ring count, not CalcNumAromaticRings.", "aromatic"),
+        (MASS_FRACTION, "What fraction of the mass of β-alumina is oxygen, computed with pymatgen? Return a float between 0 and 1.", "alumina|names"),
+        (MOLWT, "Dosing our TFA batch. What is the molecular weight (unit: g/mol) of procaine (SMILES CCN(CC)CCOC(=O)c1ccc(N)cc1) according to RDKit?", "tfa"),
+        (MOLAR_MASS, "Doubling the formula. What is the molar mass (unit: g/mol) of Fe2O3 according to pymatgen?", "doubling"),
+        (MOLAR_MASS, "What is the molar mass (unit: g/mol) of hydrated CuSO4 according to pymatgen?", "hydrated"),
+        (MOLAR_MASS, "Weighing out hydrated crystals for a plating bath. What is the molar mass (unit: g/mol) of CuSO4 according to pymatgen?", "hydrated"),
+        (FORMATION, f"Given these total energies (eV, per formula unit as written): {LI_O}, what is the formation energy of Li2O per Li2O? Use pymatgen.", "formula unit"),
+        (FORMATION, f"Given these total energies (eV, per formula unit as written): {LI_O}, what is the formation energy of one Li2O unit? Use pymatgen.", "formula unit"),
+    ],
+)
+def test_what_an_attack_on_the_loosened_matching_found_declines(skill, query, reason):
+    declines(skill, query, reason)
