@@ -43,7 +43,7 @@ _ACTIVITIES = frozenset(
     "assembling cataloguing cataloging sorting weighing setting working looking trying putting analysing analyzing exploring "
     "investigating testing evaluating selecting choosing shortlisting prioritising prioritizing updating curating annotating "
     "searching surveying summarising summarizing organising organizing documenting recording verifying gathering prepping "
-    "scoping deciding thinking wondering reading learning going following".split()
+    "scoping deciding thinking wondering reading learning going following archiving storing exporting".split()
 )
 """What an asker does around a question (a gerund that frames): never what is done to the substance ("Deprotonating the acid
 group.", "Straining it along c.", "Hydrating it before weighing out.")."""
