@@ -29,6 +29,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["relax", "run_check", "run_skill_check", "main"]
@@ -98,22 +99,11 @@ def _batch(client: Any, worker: str, resources: dict[str, float] | None, lattice
 
 def run_check(structures: int = 16, supercell: int = 2, steps: int = 200) -> dict[str, Any]:
     """Relax the same batch on a GPU worker and a CPU worker of one Dask cluster; the report as a dict."""
-    from distributed import Client, LocalCluster
-
     gpu_name = _device_name()
     has_gpu = not gpu_name.startswith(("none", "unknown"))
     lattice = [round(5.55 + 0.2 * i / max(structures - 1, 1), 4) for i in range(structures)]
     report: dict[str, Any] = {"gpu": gpu_name, "structures": structures, "supercell": supercell, "atoms": 8 * supercell**3, "steps": steps}
-    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
-        cpu = client.sync(_start_worker, cluster.scheduler_address, {}, {"CUDA_VISIBLE_DEVICES": ""}, "cpu-worker")
-        gpu = client.sync(_start_worker, cluster.scheduler_address, {"GPU": 1} if has_gpu else {}, {}, "gpu-worker")
-        client.wait_for_workers(2)
-        report["gpu_worker"] = _batch(client, gpu.worker_address, {"GPU": 1} if has_gpu else None, lattice, supercell, steps)
-        report["cpu_worker"] = _batch(client, cpu.worker_address, None, lattice, supercell, steps)
-        for nanny in (gpu, cpu):
-            client.sync(nanny.close)
-    fast, slow = report["gpu_worker"]["structures_per_s"], report["cpu_worker"]["structures_per_s"]
-    report["speedup"] = fast / slow if fast and slow else None
+    report.update(_on_both_workers(lambda client, worker, resources: _batch(client, worker, resources, lattice, supercell, steps), has_gpu))
     pairs = zip(report["gpu_worker"]["results"], report["cpu_worker"]["results"], strict=True)
     report["max_energy_difference_ev_per_atom"] = max(abs(g["energy_per_atom"] - c["energy_per_atom"]) for g, c in pairs)
     return report
@@ -183,28 +173,33 @@ def _skill_batch(client: Any, worker: str, resources: dict[str, float] | None, s
 def run_skill_check(skill: dict[str, Any], structures: int = 8) -> dict[str, Any]:
     """Run one stored skill over ``structures`` starting lattice constants (5.55 to 5.75 Å) on a GPU worker and a CPU worker of
     one Dask cluster, through the skill job's own code; the report as a dict."""
-    from distributed import Client, LocalCluster
-
     gpu_name = _device_name()
     has_gpu = not gpu_name.startswith(("none", "unknown"))
     sets = [{"a": round(5.55 + 0.2 * i / max(structures - 1, 1), 4)} for i in range(structures)]
     wanted = skill.get("resources", {})
     report: dict[str, Any] = {"gpu": gpu_name, "skill": f"{skill.get('name')}-v{skill.get('version')}", "structures": structures,
                               "skill_prefers_gpu": bool(wanted.get("gpu") or wanted.get("gpu_preferred"))}  # fmt: skip
-    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
-        cpu = client.sync(_start_worker, cluster.scheduler_address, {}, {"CUDA_VISIBLE_DEVICES": ""}, "cpu-worker")
-        gpu = client.sync(_start_worker, cluster.scheduler_address, {"GPU": 1} if has_gpu else {}, {}, "gpu-worker")
-        client.wait_for_workers(2)
-        report["gpu_worker"] = _skill_batch(client, gpu.worker_address, {"GPU": 1} if has_gpu else None, skill, sets)
-        report["cpu_worker"] = _skill_batch(client, cpu.worker_address, None, skill, sets)
-        for nanny in (gpu, cpu):
-            client.sync(nanny.close)
-    fast, slow = report["gpu_worker"]["structures_per_s"], report["cpu_worker"]["structures_per_s"]
-    report["speedup"] = fast / slow if fast and slow else None
+    report.update(_on_both_workers(lambda client, worker, resources: _skill_batch(client, worker, resources, skill, sets), has_gpu))
     pairs = zip(report["gpu_worker"]["results"], report["cpu_worker"]["results"], strict=True)
     differences = [abs(g["answer"] - c["answer"]) for g, c in pairs if isinstance(g["answer"], float) and isinstance(c["answer"], float)]
     report["max_answer_difference"] = max(differences) if differences else None
     return report
+
+
+def _on_both_workers(batch: Callable[[Any, str, dict[str, float] | None], dict[str, Any]], has_gpu: bool) -> dict[str, Any]:
+    """``batch(client, worker, resources)`` on a worker that advertises the GPU (where there is one), then on a CPU worker of
+    the same cluster; both reports and their speed-up."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        cpu = client.sync(_start_worker, cluster.scheduler_address, {}, {"CUDA_VISIBLE_DEVICES": ""}, "cpu-worker")
+        gpu = client.sync(_start_worker, cluster.scheduler_address, {"GPU": 1} if has_gpu else {}, {}, "gpu-worker")
+        client.wait_for_workers(2)
+        found = {"gpu_worker": batch(client, gpu.worker_address, {"GPU": 1} if has_gpu else None), "cpu_worker": batch(client, cpu.worker_address, None)}
+        for nanny in (gpu, cpu):
+            client.sync(nanny.close)
+    fast, slow = found["gpu_worker"]["structures_per_s"], found["cpu_worker"]["structures_per_s"]
+    return {**found, "speedup": fast / slow if fast and slow else None}
 
 
 async def _start_worker(address: str, resources: dict[str, float], env: dict[str, str], name: str) -> Any:
@@ -237,17 +232,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"({r['failed']} failed) in {r['wall_s']:.2f} s = {r['structures_per_s']:.3f} structures/s")  # fmt: skip
         print(f"GPU: {report['gpu']}; skill {report['skill']} (prefers a GPU: {report['skill_prefers_gpu']}); speed-up "
               f"{report['speedup'] or 0:.2f}x; largest answer difference {report['max_answer_difference']}")  # fmt: skip
-        if args.out:
-            with open(args.out, "w") as handle:
-                json.dump(report, handle, indent=1)
-        return 0
-    report = gpu_check.run_check(args.structures, args.supercell, args.steps)
-    for side in ("gpu_worker", "cpu_worker"):
-        r = report[side]
-        print(f"{side}: device {r['device']}, first structure {r['first_wall_s']:.2f} s (model load), "
-              f"{r['structures']} more in {r['wall_s']:.2f} s = {r['structures_per_s']:.2f} structures/s")  # fmt: skip
-    print(f"GPU: {report['gpu']}; {report['atoms']} atoms per structure; speed-up {report['speedup']:.2f}x; "
-          f"largest energy difference {report['max_energy_difference_ev_per_atom']:.2e} eV/atom")  # fmt: skip
+    else:
+        report = gpu_check.run_check(args.structures, args.supercell, args.steps)
+        for side in ("gpu_worker", "cpu_worker"):
+            r = report[side]
+            print(f"{side}: device {r['device']}, first structure {r['first_wall_s']:.2f} s (model load), "
+                  f"{r['structures']} more in {r['wall_s']:.2f} s = {r['structures_per_s']:.2f} structures/s")  # fmt: skip
+        print(f"GPU: {report['gpu']}; {report['atoms']} atoms per structure; speed-up {report['speedup']:.2f}x; "
+              f"largest energy difference {report['max_energy_difference_ev_per_atom']:.2e} eV/atom")  # fmt: skip
     if args.out:
         with open(args.out, "w") as handle:
             json.dump(report, handle, indent=1)
