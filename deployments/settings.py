@@ -439,6 +439,27 @@ def get_settings(**overrides: Any) -> Settings:
 
     The process they are read in gets a private workspace: umask 077, the workspace (and a store folder kept outside
     it) 0700, a workspace made before tightened (``deployments/workspace.py``)."""
-    settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    settings = _read(given) if all(isinstance(v, (str, int, float, bool, Path)) for v in given.values()) else Settings(**given)
     prepare_workspace(*settings.private_roots())
     return settings
+
+
+_read_before: dict[tuple[Any, ...], Settings] = {}
+
+
+def _read(given: dict[str, Any]) -> Settings:
+    """``Settings(**given)``, read once for the same environment, config file (its path and text) and folder: a
+    skill job reads the settings on every run (~2 ms each). A copy each time: no caller changes another's."""
+    config = config_path()
+    try:
+        written: bytes | None = config.read_bytes()
+    except OSError:
+        written = None
+    environment = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("EVOSKILL_") or k == "OPENAI_API_KEY"))
+    key = (tuple(sorted(given.items())), environment, str(config), written, os.getcwd())
+    if (known := _read_before.get(key)) is None:
+        if len(_read_before) >= 32:
+            _read_before.clear()
+        known = _read_before[key] = Settings(**given)
+    return known.model_copy(deep=True)

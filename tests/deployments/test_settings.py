@@ -27,3 +27,27 @@ def test_api_key_falls_back_to_openai_and_stays_secret(workspace, monkeypatch):
     settings = get_settings()
     assert settings.api_key() == "sk-canary-2"
     assert "sk-canary-2" not in repr(settings) and "sk-canary-2" not in settings.model_dump_json()
+
+
+def test_settings_read_again_follow_every_change_of_environment_file_and_folder(workspace, tmp_path, monkeypatch):
+    """get_settings reads once per environment, config text and folder: each change is seen at the next call, and
+    no caller's copy is another's."""
+    config = tmp_path / "evoskill.toml"
+    config.write_text('llm_model = "aa"\n')
+    monkeypatch.setenv("EVOSKILL_CONFIG", str(config))
+    first = get_settings()
+    assert first.llm_model == "aa"
+    first.install_allowlist.append("changed-by-a-caller")
+    assert get_settings().install_allowlist == []
+    config.write_text('llm_model = "bb"\n')  # same size, maybe the same time stamp
+    assert get_settings().llm_model == "bb"
+    monkeypatch.setenv("EVOSKILL_LLM_MODEL", "from-env")
+    assert get_settings().llm_model == "from-env"
+    monkeypatch.delenv("EVOSKILL_LLM_MODEL")
+    monkeypatch.setenv("EVOSKILL_CONFIG", "evoskill.toml")  # relative: the folder it is read in
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "evoskill.toml").write_text('llm_model = "cc"\n')
+    monkeypatch.chdir(tmp_path / "here")
+    assert get_settings().llm_model == "cc"
+    monkeypatch.chdir(tmp_path)
+    assert get_settings().llm_model != "cc"

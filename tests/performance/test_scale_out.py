@@ -117,8 +117,10 @@ def test_skill_batch_throughput_on_dask(benchmark, on_dask, workers):
 
 def test_warm_executor_throughput_on_dask(benchmark, on_dask, monkeypatch):
     """Batches on the 2-worker cluster with runs started cold and warm (each worker's executor), side by side: the trivial
-    skill, and a pymatgen one (the starter library's rock-salt density, its structure built as that skill's code builds it)."""
+    skill, and a pymatgen one (the starter library's rock-salt density, its structure built as that skill's code builds it);
+    the batch's items and answers in the default file-backed store."""
     per_s: dict[str, dict[str, float]] = {"trivial": {}, "pymatgen": {}}
+    monkeypatch.setenv("EVOSKILL_STORE", "monty")  # the caller writes each item twice to the store users have by default
     batches = {
         "trivial": (TRIVIAL, TestCase(expected=2), "x", list(range(RUNS))),
         "pymatgen": (DENSITY, TestCase(params={"a": 5.64}, expected=2.1637), "a", [5.0 + i / 1000 for i in range(min(RUNS, 200))]),

@@ -163,5 +163,8 @@ def test_a_batch_of_job_outputs_upserts_like_one_document_at_a_time(tmp_path):
         jobs.update(first, key=["uuid", "index"])
         jobs.update(second, key=["uuid", "index"])
         held[kind] = sorted((d["uuid"], d["index"], d["output"]) for d in jobs.docs_store.query({}))
+    reopened = open_store(Settings(workspace=tmp_path / "monty", store="monty")).job_store()
+    reopened.connect()  # the rewritten documents are on disk, not only in this process's view
+    assert sorted((d["uuid"], d["index"], d["output"]) for d in reopened.docs_store.query({})) == held["monty"]
     assert held["monty"] == held["memory"]
     assert len(held["monty"]) == 31 and ("u15", 1, -15) in held["monty"] and ("u29", 1, 290) in held["monty"] and ("u3", 1, 3) in held["monty"]

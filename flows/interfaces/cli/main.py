@@ -89,6 +89,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="when a recalled skill declines only for words it was not verified on, answer through it (and teach it the wording)",
     )  # fmt: skip
     solve.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    # The chat's questions, sent to the workspace's service: its signed-in user, and learning only on 'satisfied'.
+    solve.add_argument("--as-user", metavar="NAME", help=argparse.SUPPRESS)
+    solve.add_argument("--defer-learning", action="store_true", help=argparse.SUPPRESS)
     add_skill_parsers(sub)
     if command in (None, "bench"):
         add_bench_parser(sub)
@@ -236,7 +239,7 @@ def _solve(args: argparse.Namespace) -> int:
                 accept, asked = _confirm(offer), True
             result = solve(
                 args.query, backend=args.backend, model=args.model, session=args.session, inputs=args.input, accept_suggestion=accept,
-                deep=args.deep,
+                deep=args.deep, user=args.as_user, defer_learning=args.defer_learning,
             )
     except _settings_errors() as exc:
         print(f"evoskill: invalid settings:\n{_explain(exc)}", file=sys.stderr)

@@ -81,6 +81,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from deployments.progress import add_listener, remove_listener
     from deployments.settings import get_settings
     from flows.interfaces.cli.terminal import Progress
+    from flows.interfaces.service.client import service_solves
     from flows.interfaces.web.app import create_app
     from flows.learn import ensure_starter_library
     from tasks.debug_strategies import check_strategies
@@ -94,13 +95,16 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     for warning in warnings:
         print(warning, file=sys.stderr)
+    in_service = service_solves(settings)  # its questions are answered by the service the CLI and MCP use
+    if in_service:  # it imports and gets ready while this process does
+        _start_service_meanwhile(settings, "chat")
     with prefect_runtime(settings) as where:
         add_listener(progress := Progress())
         ensure_starter_library(settings)
         remove_listener(progress)
         prefect_ui = where.removesuffix("/api") if where.startswith("http") else None
         app = create_app(settings, prefect_ui=prefect_ui)
-        _get_ready_meanwhile(settings)
+        _get_ready_meanwhile(settings, solves=not in_service)
         print(f"evoskill chat on http://{args.host}:{args.port}/chat  (Prefect: {where}; login {'on' if settings.web_login else 'off'})", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -116,8 +120,8 @@ def _get_ready_meanwhile(settings, solves: bool = True) -> None:  # noqa: ANN001
     threading.Thread(target=get_ready, args=(settings, solves), name="readiness", daemon=True).start()
 
 
-def _start_service_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, imported lazily
-    """Start the workspace's resident service, which answers ``solve``, while the MCP server starts (one log line where it cannot)."""
+def _start_service_meanwhile(settings, door: str) -> None:  # noqa: ANN001 - Settings, imported lazily
+    """Start the workspace's resident service, which answers ``solve``, while the ``door`` (chat, MCP) starts (one log line where it cannot)."""
     import logging
     import threading
 
@@ -126,7 +130,7 @@ def _start_service_meanwhile(settings) -> None:  # noqa: ANN001 - Settings, impo
     def start() -> None:
         why = start_service(settings.workspace, settings.workspace.resolve() / "logs" / "service.log", settings.service_start_timeout_s)
         if why is not None:
-            logging.getLogger("flows.mcp").info("solve runs in the MCP server's own process: the workspace service did not start: %s", why)
+            logging.getLogger("flows.service").info("solve runs in the %s's own process: the workspace service did not start: %s", door, why)
 
     threading.Thread(target=start, name="service-start", daemon=True).start()
 
@@ -143,17 +147,19 @@ def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from deployments.settings import get_settings
+    from flows.interfaces.service.client import service_solves
 
-    _warm_up_first(get_settings())
+    first = get_settings()
+    if service_solves(first):  # the service imports and gets ready while this process imports the MCP server
+        _start_service_meanwhile(first, "MCP server")
+    _warm_up_first(first)
     from flows.interfaces.mcp.server import build_server
     from tasks.debug_strategies import check_strategies
 
     settings = check_strategies(get_settings())
-    in_service = settings.service and settings.store != "memory"  # an in-memory store is this process's alone
+    in_service = service_solves(settings)
     server = build_server(settings, service=in_service)
     _get_ready_meanwhile(settings, solves=not in_service)
-    if in_service:
-        _start_service_meanwhile(settings)
     if args.transport == "http":
         import uvicorn
 

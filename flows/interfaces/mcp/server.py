@@ -50,7 +50,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from deployments.admission import Admission, Busy
 from deployments.cancel import cancellable
 from deployments.llm.quoting import quoted
-from deployments.progress import Status, listening, tell
+from deployments.progress import Status, listening
 from deployments.run_outputs import OutputRefused, read_image
 from deployments.settings import Settings
 from skills.disclosure import describe, shared_view, shows_words_to
@@ -59,7 +59,6 @@ from skills.domain import checked_params
 from skills.params import ParameterError, params_text
 from skills.runner import run_skill
 from skills.store import SkillStore, open_store
-from tasks.models import SolveResult
 from tasks.tools.memory import search_memory
 
 __all__ = ["build_server", "skill_tool", "argument_errors"]
@@ -72,8 +71,6 @@ _OUTPUT_TYPES: dict[str, dict[str, Any]] = {
     "float": {"type": "number"}, "int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"},
     "list": {"type": "array"}, "any": {},
 }  # fmt: skip
-_STAGE_LINE = re.compile(r"^\[\s*[\d.]+s\] (?P<mark>[…·✓✗]) (?P<stage>.+?)(?:: (?P<detail>.*))?$")  # the CLI's progress lines
-_STATUS_MARKS: dict[str, Status] = {"…": "start", "·": "progress", "✓": "done", "✗": "failed"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
 _SOLVE_RESULT = {
     "type": "object",
@@ -343,10 +340,14 @@ class _Handlers:
         if not re.fullmatch(r"[\w.-]+", session):  # the schema's pattern lets a final newline through
             return _result(f"invalid arguments for solve: session: {session!r} is not a session (letters, digits, '.', '_', '-')", error=True)
         accept = bool(arguments.get("accept_suggestion"))
-        said: list[str] = []
-        result = self._solve_in_service(arguments["query"], session, accept, cancel, said) if self.service else None
-        if isinstance(result, types.CallToolResult):
-            return result
+        result = None
+        if self.service:
+            from flows.interfaces.service.solving import solve_in_service
+
+            answered = solve_in_service(self.settings, arguments["query"], session, cancel, accept_suggestion=accept)
+            if answered is not None and answered.result is None:
+                return _result(answered.error or "no answer", error=True)
+            result = answered.result if answered is not None else None
         if result is None:
             from deployments.prefect_server import prefect_runtime
             from flows.solve import solve
@@ -363,32 +364,6 @@ class _Handlers:
             reply.content.append(types.TextContent(text=f"{result.suggestion.offer()} Call solve again with accept_suggestion: true to run it."))
         reply.content += self._images(result.images)
         return reply
-
-    def _solve_in_service(self, query: str, session: str, accept: bool, cancel: threading.Event, said: list[str]) -> SolveResult | types.CallToolResult | None:
-        """``solve`` run by the workspace's resident service (``flows/interfaces/service``), already warm: its result, an
-        error result where it gave none, or None where the service cannot start (the call then runs here). Its stage
-        lines are told as this call's progress; ``cancel`` closes the connection, and the service cancels the solve."""
-        from flows.interfaces.service.client import Streams, run_in_service
-
-        def line(text: str) -> None:
-            said.append(text)
-            heard = _STAGE_LINE.match(text.strip())
-            if heard:
-                tell(heard["stage"], _STATUS_MARKS[heard["mark"]], heard["detail"] or "")
-
-        out: list[str] = []
-        argv = ["solve", "--json", f"--session={session}", *(["--accept-suggestion"] if accept else []), "--", query]
-        log = self.settings.workspace.resolve() / "logs" / "service.log"
-        code = run_in_service(argv, [], self.settings.workspace, log, self.settings.service_start_timeout_s, Streams.captured(out, line), cancel)
-        if code is None:
-            return None
-        if cancel.is_set():
-            return _result("cancelled", error=True)
-        try:
-            return SolveResult.model_validate_json("".join(out))
-        except ValueError:
-            why = [text for text in said if text.strip() and not _STAGE_LINE.match(text.strip())][-3:]
-            return _result(f"solve failed in the workspace service (exit code {code}): " + (" ".join(why) or "no answer"), error=True)
 
     def _images(self, paths: list[str]) -> list[types.ImageContent]:
         """The plots a solve kept, as MCP images (each read by ``read_image``)."""

@@ -26,7 +26,7 @@ from deployments.files import file_lock
 from deployments.supervision import process_alive
 from flows.interfaces.service.place import ServicePlace, UnsafeRuntimeDir, service_place
 
-__all__ = ["run_in_service", "ServiceUnavailable", "Streams", "connect", "start_service"]
+__all__ = ["run_in_service", "ServiceUnavailable", "Streams", "connect", "start_service", "service_solves"]
 
 _POLL_S = 0.05
 
@@ -77,6 +77,12 @@ def connect(workspace: Path, log: Path, timeout_s: float) -> socket.socket:
     except (OSError, UnsafeRuntimeDir) as exc:
         raise ServiceUnavailable(str(exc)) from exc
     return _open(place) or _start(place, log, timeout_s)
+
+
+def service_solves(settings: Any) -> bool:  # Settings: this module imports no pydantic
+    """Whether a door (the chat, the MCP server) sends ``solve`` to the service: the service is on and the store is one
+    the service can open too (an in-memory store is this process's alone)."""
+    return bool(settings.service) and settings.store != "memory"
 
 
 def start_service(workspace: Path, log: Path, timeout_s: float) -> str | None:

@@ -14,6 +14,7 @@ files may be cached.
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
@@ -25,7 +26,10 @@ from fastapi.templating import Jinja2Templates
 from starlette.middleware.sessions import SessionMiddleware
 
 from deployments.admission import Admission
+from deployments.cancel import current_cancel
 from deployments.settings import Settings
+from flows.interfaces.service.client import service_solves
+from flows.interfaces.service.solving import solve_in_service
 from flows.interfaces.web import chat_pages, skill_pages
 from flows.interfaces.web.files import STATIC, STATIC_URL, TEMPLATES
 from flows.interfaces.web.guards import refusal
@@ -37,7 +41,7 @@ from flows.solve import solve
 from skills.store import open_store
 from tasks.models import SolveResult
 
-__all__ = ["create_app", "flow_solver"]
+__all__ = ["create_app", "flow_solver", "ServiceSolveError"]
 
 T = TypeVar("T")
 _CSP = (
@@ -49,10 +53,25 @@ _CSP = (
 """A route parameter that is the request's user (redirects to the login page when there is none)."""
 
 
-def flow_solver() -> Solver:
+class ServiceSolveError(RuntimeError):
+    """The workspace's service ran the question and gave no answer (cancelled, or it failed there)."""
+
+
+def flow_solver(settings: Settings | None = None) -> Solver:
     """Answer through the ``solve`` flow; in the chat a skill is learned only when the user says 'satisfied' (a suggested
-    skill the user accepts learns the question's wording at once)."""
+    skill the user accepts learns the question's wording at once).
+
+    With ``settings`` whose service solves (``service_solves``), the flow runs in the workspace's resident service, the
+    door every other command uses: its stage events come back as this job's, and the job's cancel cancels it there.
+    Where the service cannot start, the flow runs in this process."""
     def run(query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult:
+        if settings is not None and service_solves(settings):
+            answered = solve_in_service(settings, query, session_id, current_cancel() or threading.Event(), accept_suggestion, user,
+                                        defer_learning=True)  # fmt: skip
+            if answered is not None:
+                if answered.result is None:
+                    raise ServiceSolveError(answered.error or "no answer")
+                return answered.result
         return solve(query, session=session_id, user=user, defer_learning=True, accept_suggestion=accept_suggestion)
 
     return run
@@ -67,7 +86,7 @@ def create_app(settings: Settings, prefect_ui: str | None = None) -> FastAPI:
     store = open_store(settings)
     context = contextvars.copy_context()
     admission = Admission.from_settings(settings)
-    jobs = SolveJobs(store, flow_solver(), admission, context)
+    jobs = SolveJobs(store, flow_solver(settings), admission, context)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

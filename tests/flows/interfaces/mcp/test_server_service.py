@@ -58,16 +58,6 @@ def test_a_solve_the_client_cancels_stops_in_the_service(in_service):
     assert len(_services(get_settings())) == 1
 
 
-def test_the_services_stage_lines_are_read_whole_branch_names_included():
-    from flows.interfaces.mcp.server import _STAGE_LINE
-
-    heard = _STAGE_LINE.match("[  12.5s] ✗ debug:diagnostic: stage debug:diagnostic: the call was cancelled")
-    assert heard is not None and (heard["mark"], heard["stage"], heard["detail"]) == ("✗", "debug:diagnostic", "stage debug:diagnostic: the call was cancelled")
-    plain = _STAGE_LINE.match("[   0.3s] … skill")
-    assert plain is not None and (plain["stage"], plain["detail"]) == ("skill", None)
-    assert _STAGE_LINE.match("Prefect API: http://127.0.0.1:4200/api") is None
-
-
 def test_a_session_the_cli_would_refuse_is_refused_and_option_like_values_reach_the_service_as_values(in_service):
     draft = {"stage": "compile", "content": {"name": "EMT atomization energy", "description": "EMT", "code": N2_SKILL}}
     in_service([{"stage": "triage", "content": {"conflict": "", "question": ""}}, {"stage": "research", "content": {"code": N2_CODE}}, draft])
