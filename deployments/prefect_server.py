@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator
 
+from prefect.context import tags
 from prefect.settings import (
     PREFECT_API_URL,
     PREFECT_CLIENT_MAX_RETRIES,
@@ -43,6 +44,7 @@ from deployments.files import file_lock, write_atomic
 from deployments.interpreter import helper_folder, isolation_flags, python_command, safe_path_for_children
 from deployments.net import free_port, port_accepts, url_responds
 from deployments.prefect_supervisor import STATE_ENV, ServerRecord, SupervisorSpec, read_record, touch
+from deployments.run_owners import owner_tag
 from deployments.settings import Settings
 from deployments.supervision import command_line
 from deployments.workspace import PRIVATE_UMASK, prepare_workspace
@@ -348,5 +350,5 @@ def prefect_runtime(settings: Settings) -> Iterator[str]:
             where = ensure_local_server(settings)
             updates[PREFECT_API_URL] = where
             held = _held(settings)
-    with held, temporary_settings(updates=updates):
+    with held, temporary_settings(updates=updates), tags(owner_tag()):  # its flow runs name this process (run_owners.py)
         yield where

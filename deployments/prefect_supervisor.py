@@ -40,6 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from deployments.files import LockHeld, file_lock, write_atomic
+from deployments.run_owners import crash_orphaned_runs
 from deployments.supervision import die_with_parent, stop_asked, terminate, wakeup_pipe
 
 __all__ = [
@@ -268,6 +269,17 @@ def _orphaned(spec: SupervisorSpec) -> bool:
     return current is not None and current.id != spec.record.id
 
 
+def _crash_orphans(port: int) -> None:
+    """Set Crashed the runs whose process died without a word (``deployments/run_owners.py``): they keep it up no more."""
+    try:
+        crashed = crash_orphaned_runs(f"http://127.0.0.1:{port}/api")
+    except (OSError, ValueError) as exc:
+        log.warning("could not check for runs whose process ended: %s", exc)
+        return
+    if crashed:
+        log.info("crashed (their process had ended): %s", _listed(crashed))
+
+
 def _check(child: subprocess.Popen[bytes], spec: SupervisorSpec, unanswered: int) -> tuple[Verdict, int]:
     """At the idle deadline: the verdict, the server already ended where it stops (holding the lock, so that a command
     arriving meanwhile waits, then finds it gone and starts another); and how many checks in a row the API has not
@@ -276,6 +288,8 @@ def _check(child: subprocess.Popen[bytes], spec: SupervisorSpec, unanswered: int
     try:
         with file_lock(spec.lock_path, wait=False):
             age = _age(spec.heartbeat_path)
+            if age is None or age >= idle:
+                _crash_orphans(spec.record.port)
             evidence = idle_evidence(spec.record.port, idle) if age is None or age >= idle else Evidence()
             verdict = decide(idle, _age(spec.heartbeat_path), evidence, unanswered)
             if verdict.stop:

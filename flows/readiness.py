@@ -8,6 +8,7 @@ import logging
 import os
 
 from deployments.prefect_server import ensure_local_server
+from deployments.run_owners import crash_orphaned_runs
 from deployments.sandbox.execute import warm_up, warm_up_for
 from deployments.sandbox.limits import SandboxLimits
 from deployments.settings import Settings
@@ -32,7 +33,9 @@ def get_ready(settings: Settings, solves: bool = True) -> list[str]:
         import flows.solve  # noqa: F401
     if solves and settings.prefect_api == "local-server" and not os.environ.get("PREFECT_API_URL"):
         try:
-            ensure_local_server(settings)
+            api = ensure_local_server(settings)
+            if crashed := crash_orphaned_runs(api):  # left Running by a door killed before it (a new service after a crash)
+                _log.info("set Crashed, their process having ended: %s", ", ".join(crashed))
         except Exception as exc:  # noqa: BLE001 - the first command meets it again and says so
             missing.append(f"the Prefect server: {exc}")
     codes: list[str] = []

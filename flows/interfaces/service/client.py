@@ -164,7 +164,8 @@ def run_in_service(
             return 130
         if heard:
             break
-    streams.err(f"evoskill: the workspace service ended the command without an answer (its log: {log})\n")
+    streams.err(f"evoskill: the workspace service stopped before the command ended (it was killed, or it failed: its log is {log}); "
+                "the next command starts it again\n")  # fmt: skip
     return 1
 
 

@@ -140,3 +140,58 @@ def test_a_record_of_another_process_is_not_taken_for_a_service(tmp_path):
     finally:
         forged.unlink(missing_ok=True)
         decoy.kill()
+
+
+def test_a_service_killed_mid_solve_is_said_plainly_and_the_next_one_crashes_its_runs(tmp_path, stop_services_after):
+    """kill -9 of the service while it solves: the command says so in one line (no traceback), the solve's sandboxed run
+    dies with it, and the next command's service sets the runs the dead one left Running to Crashed, saying why."""
+    import urllib.request
+    import uuid
+
+    from tests.processes import marked
+
+    marker = f"evoskill-service-kill-{uuid.uuid4().hex}"
+    code = f"import json, subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\ntime.sleep(60)\nprint(json.dumps(1.0))\n"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [{"stage": "triage", "content": {"conflict": "", "question": ""}}, {"stage": "research", "content": {"code": code}}]}))
+    env = {k: v for k, v in _env(tmp_path, EVOSKILL_PREFECT_API="local-server", EVOSKILL_LLM_BACKEND="scripted", EVOSKILL_LLM_SCRIPT=str(script),
+                                  EVOSKILL_LEARN="false").items() if not k.startswith("PREFECT_API")}  # fmt: skip
+    solving = subprocess.Popen([sys.executable, "-m", "flows.interfaces.cli.main", "solve", "--deep", "Sleep a minute, then give the float 1.0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)  # fmt: skip
+    record = tmp_path / "ws" / "prefect" / "server.json"
+    try:
+        deadline = time.monotonic() + 240
+        while not marked(marker):
+            assert time.monotonic() < deadline and solving.poll() is None, solving.stderr.read() if solving.poll() is not None else "no run started"
+            time.sleep(0.1)
+        [service] = _services_of(tmp_path / "ws")
+        os.kill(service, 9)
+        _, err = solving.communicate(timeout=60)
+        assert solving.returncode == 1 and "the workspace service stopped before the command ended" in err and "Traceback" not in err
+        gone = time.monotonic() + 10
+        while marked(marker):
+            assert time.monotonic() < gone, "the killed service's sandboxed run still lives"
+            time.sleep(0.1)
+        api = f"http://127.0.0.1:{(tmp_path / 'ws' / 'prefect' / 'server-port').read_text().strip()}/api"
+
+        def solve_runs() -> list[dict]:
+            request = urllib.request.Request(f"{api}/flow_runs/filter", data=b'{"limit": 10}', headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return [r for r in json.loads(reply.read()) if r["name"].startswith(("solve", "deep-solve"))]
+
+        assert {r["state"]["type"] for r in solve_runs()} == {"RUNNING"}
+        assert _evoskill(env, "skills", "list").returncode == 0  # a new service, which gets ready meanwhile
+        deadline = time.monotonic() + 120
+        while {r["state"]["type"] for r in solve_runs()} != {"CRASHED"}:
+            assert time.monotonic() < deadline, solve_runs()
+            time.sleep(0.5)
+        assert all(f"pid {service}" in r["state"]["message"] for r in solve_runs())
+    finally:
+        if solving.poll() is None:
+            solving.kill()
+        for pid in _services_of(tmp_path / "ws"):
+            stop_service(pid)
+        if record.exists():  # the workspace's Prefect server: its supervisor stops it
+            supervisor = json.loads(record.read_text()).get("pid")
+            if supervisor:
+                os.kill(supervisor, 15)
