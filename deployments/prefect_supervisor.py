@@ -273,7 +273,7 @@ def _crash_orphans(port: int) -> None:
     """Set Crashed the runs whose process died without a word (``deployments/run_owners.py``): they keep it up no more."""
     try:
         crashed = crash_orphaned_runs(f"http://127.0.0.1:{port}/api")
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - never the end of the supervisor: the idle check goes on
         log.warning("could not check for runs whose process ended: %s", exc)
         return
     if crashed:

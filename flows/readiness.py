@@ -34,10 +34,14 @@ def get_ready(settings: Settings, solves: bool = True) -> list[str]:
     if solves and settings.prefect_api == "local-server" and not os.environ.get("PREFECT_API_URL"):
         try:
             api = ensure_local_server(settings)
-            if crashed := crash_orphaned_runs(api):  # left Running by a door killed before it (a new service after a crash)
-                _log.info("set Crashed, their process having ended: %s", ", ".join(crashed))
         except Exception as exc:  # noqa: BLE001 - the first command meets it again and says so
             missing.append(f"the Prefect server: {exc}")
+        else:
+            try:
+                if crashed := crash_orphaned_runs(api):  # left Running by a door killed before it (a new service after a crash)
+                    _log.info("set Crashed, their process having ended: %s", ", ".join(crashed))
+            except (OSError, ValueError) as exc:
+                _log.info("could not check for flow runs whose process ended: %s", exc)
     codes: list[str] = []
     try:  # the retrieval's own first use (its lexical and chemical readers) takes seconds once per process
         store = open_store(settings)

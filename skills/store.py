@@ -152,7 +152,10 @@ class ThreadSafeMontyStore(MontyStore):
             fields = list(chosen) if isinstance(chosen, list) else [chosen]
             latest = {tuple(d[f] for f in fields): d for d in (jsanitize(doc, allow_bson=True) for doc in docs)}  # a key twice: the last wins
             found = self._collection.find({}, {**{f: 1 for f in fields}, "_id": 1})  # montydb's $in costs ~0.5 ms a document
-            there = {held: one["_id"] for one in found if (held := tuple(one.get(f) for f in fields)) in latest}
+            there: dict[tuple[Any, ...], Any] = {}
+            for one in found:  # a key stored twice: its first document is the one written (and read), as replace_one did
+                if (held := tuple(one.get(f) for f in fields)) in latest:
+                    there.setdefault(held, one["_id"])
             fresh = [d for k, d in latest.items() if k not in there]
             if fresh:
                 self._collection.insert_many(fresh)

@@ -168,3 +168,12 @@ def test_a_batch_of_job_outputs_upserts_like_one_document_at_a_time(tmp_path):
     assert sorted((d["uuid"], d["index"], d["output"]) for d in reopened.docs_store.query({})) == held["monty"]
     assert held["monty"] == held["memory"]
     assert len(held["monty"]) == 31 and ("u15", 1, -15) in held["monty"] and ("u29", 1, 290) in held["monty"] and ("u3", 1, 3) in held["monty"]
+
+
+def test_a_key_stored_twice_is_rewritten_where_it_is_read(tmp_path):
+    """A batch write rewrites the first stored document of a key, the one queries read, as one-at-a-time upserts do."""
+    jobs = open_store(Settings(workspace=tmp_path / "ws", store="monty")).job_store()
+    jobs.connect()
+    jobs.docs_store._collection.insert_many([{"uuid": "a", "index": 1, "output": 0}, {"uuid": "a", "index": 1, "output": 1}])
+    jobs.update([{"uuid": "a", "index": 1, "output": 99}] + [{"uuid": f"b{i}", "index": 1, "output": i} for i in range(8)], key=["uuid", "index"])
+    assert jobs.docs_store.query_one({"uuid": "a", "index": 1})["output"] == 99

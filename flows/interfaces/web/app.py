@@ -69,9 +69,11 @@ def flow_solver(settings: Settings | None = None) -> Solver:
             answered = solve_in_service(settings, query, session_id, current_cancel() or threading.Event(), accept_suggestion, user,
                                         defer_learning=True)  # fmt: skip
             if answered is not None:
-                if answered.result is None:
-                    raise ServiceSolveError(answered.error or "no answer")
-                return answered.result
+                if answered.result is not None:
+                    return answered.result
+                if (current_cancel() or threading.Event()).is_set():  # the service's solve recorded the cancelled turn
+                    return SolveResult(success=False, session=session_id, error="cancelled by its user")
+                raise ServiceSolveError(answered.error or "no answer")
         return solve(query, session=session_id, user=user, defer_learning=True, accept_suggestion=accept_suggestion)
 
     return run
