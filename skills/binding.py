@@ -150,10 +150,13 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     """What the skill was verified on, in words (every form of them): its questions, description, parameter words and the
     names its code uses."""
     texts = [skill.provenance.query or skill.description, *skill.provenance.queries, skill.description, skill.name.replace("_", " ")]
+    def own(name: str) -> str:  # a parameter's min_/max_ are lifting's words for a range's ends, not the skill's
+        return re.sub(r"^(?:min|max)_", "", name) if name in skill.parameters.properties else name
+
     for name, prop in skill.parameters.properties.items():
-        texts += [name.replace("_", " "), prop.description or ""]
-    texts.append(" ".join(split_name(n) for n in _code_names(skill.code)))
-    texts.append(" ".join(_code_names(skill.code)))  # "MolLogP" written as the code writes it
+        texts += [own(name).replace("_", " "), prop.description or ""]
+    texts.append(" ".join(split_name(own(n)) for n in _code_names(skill.code)))
+    texts.append(" ".join(own(n) for n in _code_names(skill.code)))  # "MolLogP" written as the code writes it
     texts.append(documented_words(skill.code))  # "The average molecular weight of the molecule": what Descriptors.MolWt computes
     if _FIRST_SITE.search(skill.code):
         texts.append("first site")  # the neighbours of s[0]: of the first site

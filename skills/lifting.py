@@ -284,6 +284,76 @@ def _positional_name(site: Site, aliases: dict[str, str], signatures: dict[str, 
     return names[site.position] if site.position is not None and site.position < len(names) else None
 
 
+def _receivers(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Variables made by a class of an imported package, with that class's dotted name: ``s = Structure(...)`` or
+    ``s = Structure.from_spacegroup(...)`` (a constructor: a ``from_`` class method) gives ``s`` → pymatgen.core.Structure.
+    A name assigned twice, or otherwise, is left out."""
+    made: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, call = node.targets[0].id, node.value
+        cls = None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            cls = call.func.id
+        elif isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.attr.startswith("from_"):
+            cls = call.func.value.id
+        target = aliases.get(cls or "")
+        made[name] = target if name not in made and target and cls and cls[:1].isupper() else None
+    return {name: target for name, target in made.items() if target is not None and name not in aliases}
+
+
+_RANGE_WORD = r"(?:to|-|–|—|\.\.\.|…)"  # and "between X and Y" (_range_end)
+_WORDS = r"(?:\b([a-z]{3,})\s+)?(?:\b([a-z]{3,})\s+)?\b([a-z]{3,}|[A-Za-z])"  # up to three words, or one symbol ("a")
+_NOT_NAMES = frozenset("the and with from over between for all any each some these those range values value using use".split())
+_UNIT_WORD = r"(?:Å|eV|K|GPa|nm|%)?"
+
+
+def _range_end(entry: Lifted) -> str:
+    """``min_<what>`` or ``max_<what>`` for a number that opens or closes a range the question names ("fragment path
+    lengths 1 to 6", "lattice constants 3.5-3.7 Å", "between 2 and 4 neighbours"), else ''."""
+    before, after = entry.question[: entry.mention.start], entry.question[entry.mention.end :]
+    number = r"[-+]?\d+(?:\.\d+)?"
+    ends = rf"(?:between\s+{number}\s*{_UNIT_WORD}\s*and|(?:from\s+)?{number}\s*{_UNIT_WORD}\s*{_RANGE_WORD})"  # "and" only after "between"
+    opens = re.match(rf"\s*{_UNIT_WORD}\s*{_RANGE_WORD}\s*{number}", after)
+    if opens or (re.match(rf"\s*{_UNIT_WORD}\s*and\s*{number}", after) and re.search(r"between\s+$", before)):
+        named, end = re.search(rf"{_WORDS}\s*[=:]?\s+(?:from\s+|between\s+)?$", before), "min"
+    elif re.search(rf"{ends}\s*$", before):
+        opened = re.sub(rf"{ends}\s*$", "", before)
+        named, end = re.search(rf"{_WORDS}\s*[=:]?\s*$", opened), "max"
+    else:
+        return ""
+    if not named:
+        return ""
+    words = [w.lower() for w in named.groups() if w and w.lower() not in _NOT_NAMES][-2:]
+    words = words[-1:] if words and len(words[-1]) == 1 else words  # a symbol ("a") names it alone
+    singular = [w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w for w in words]
+    return f"{end}_{'_'.join(singular)}" if singular else ""
+
+
+_AT_MOST = r"(?:at most|no more than|not more than|up to|below|under|less than|<=|≤|<)"
+_AT_LEAST = r"(?:at least|no less than|not less than|above|more than|>=|≥|>)"
+
+
+def _bound_name(entry: Lifted) -> str:
+    """``max_<what>`` or ``min_<what>`` for a number the question gives as a bound ("molecular weight at most 500",
+    "at most 10 acceptors", "at least 5 H-bond donors"), named by the words before the bound, else the ones after the
+    number; else ''."""
+    before, after = entry.question[: entry.mention.start], entry.question[entry.mention.end :]
+    bound = re.search(rf"(?:{_WORDS}\s+)?({_AT_MOST}|{_AT_LEAST})\s*$", before, flags=re.IGNORECASE)
+    if not bound:
+        return ""
+    end = "max" if re.fullmatch(_AT_MOST, bound.group(4), flags=re.IGNORECASE) else "min"
+    words = [w.lower() for w in bound.groups()[:3] if w]
+    while any(w in ("and", "or", "but") for w in words):  # "donors and no more than 10": those words name another number
+        words = words[words.index(next(w for w in words if w in ("and", "or", "but"))) + 1 :]
+    words = [w for w in words if w not in _NOT_NAMES][-2:]
+    if not words or len(words[-1]) == 1:
+        named = re.match(rf"\s*{_UNIT_WORD}\s*((?:[A-Za-z]+-)+[a-z]{{3,}}|[a-z]{{3,}})", after)
+        words = [w for w in re.split(r"[\s-]+", named.group(1).lower()) if w not in _NOT_NAMES] if named else []
+    return f"{end}_{'_'.join(words)}" if words else ""
+
+
 def _aliases(tree: ast.Module) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in tree.body:
@@ -396,8 +466,9 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
         entry.per_element = _per_element(tree, entry)
     used: set[str] = set()
     ordered = sorted(params, key=lambda p: p.mention.start)
-    unnamed = [p.sites[0][0] for p in ordered if _needs_signature(p, aliases)]
-    signatures = names(sorted({t for s in unnamed if (t := _call_target(s.call, aliases))})) if names and unnamed else {}
+    typed = {**_receivers(tree, aliases), **aliases}  # s = Structure.from_spacegroup(...): s.get_neighbors is Structure's
+    unnamed = [p.sites[0][0] for p in ordered if _needs_signature(p, typed)]
+    signatures = names(sorted({t for s in unnamed if (t := _call_target(s.call, typed))})) if names and unnamed else {}
     for entry in ordered:
         site = entry.sites[0][0]
         base = entry.kind if entry.kind in ("formula", "element", "smiles") else _table_name(entry) if entry.kind == "entries" else None
@@ -410,9 +481,11 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
             taken.discard(base)
         if base is None:
             base = (
-                _identifier(_noun_before(entry) if site.nested else "")  # "from a starting distance of 1.5 Å", not positions
+                _identifier(_range_end(entry))  # "path lengths 1 to 6": min_path_length, max_path_length
+                or _identifier(_bound_name(entry))  # "molecular weight at most 500": max_molecular_weight
+                or _identifier(_noun_before(entry) if site.nested else "")  # "from a starting distance of 1.5 Å", not positions
                 or _identifier(site.keyword or "")
-                or _identifier(_positional_name(site, aliases, signatures) or "")
+                or _identifier(_positional_name(site, typed, signatures) or "")
                 or _identifier(_noun_after(entry))
                 or "value"
             )

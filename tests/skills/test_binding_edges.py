@@ -425,7 +425,7 @@ def test_a_number_passed_where_the_skills_code_passes_a_parameter_binds_it():
         "Nickel, fcc, ASE EMT: bulk modulus in GPa from an EquationOfState fit to the energies of bulk('Ni', 'fcc', a=a) for "
         "lattice constants numpy.linspace(3.42, 3.62, 9). Float, 4 decimal places."
     )
-    assert bind(skill, query).params == {"crystal_structure": "fcc", "element": "Ni", "start": 3.42, "stop": 3.62, "num": 9}
+    assert bind(skill, query).params == {"crystal_structure": "fcc", "element": "Ni", "min_lattice_constant": 3.42, "max_lattice_constant": 3.62, "num": 9}
     swapped = query.replace("numpy.linspace(3.42, 3.62, 9)", "numpy.logspace(3.42, 3.62, 9)")  # another function: no place
     with pytest.raises(BindingDeclined):
         bind(skill, swapped)

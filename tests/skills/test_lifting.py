@@ -2,6 +2,8 @@
 
 import ast
 
+import pytest
+
 from skills.lifting import lift_script
 from skills.params import signature_schema
 from tests.codes import N2_CODE, N2_QUERY
@@ -26,15 +28,57 @@ def test_the_n2_script_becomes_run_formula_with_the_atom_derived_from_it():
     assert signature_schema(draft.code)["properties"]["formula"]["default"] == "N2"
 
 
-def test_parameters_are_named_from_their_use():
+def test_parameters_are_named_from_their_meaning_then_their_use():
+    """The question's range names its ends; the count takes the function's own name for it."""
     draft = lift_script(LINSPACE, [LINSPACE_QUERY], known)
-    assert {k: v["default"] for k, v in draft.parameters.items()} == {"start": 3.5, "stop": 3.7, "num": 11, "element": "Cu", "crystal_structure": "fcc"}
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {
+        "min_lattice_constant": 3.5, "max_lattice_constant": 3.7, "num": 11, "element": "Cu", "crystal_structure": "fcc"}  # fmt: skip
     assert draft.parameters["num"]["kind"] == "integer"
 
 
 def test_without_the_functions_signatures_a_parameter_is_named_from_the_question():
     draft = lift_script(LINSPACE, [LINSPACE_QUERY])
-    assert {k: v["default"] for k, v in draft.parameters.items()} == {"value": 3.5, "value_2": 3.7, "steps": 11, "element": "Cu", "crystal_structure": "fcc"}
+    assert {k: v["default"] for k, v in draft.parameters.items()} == {
+        "min_lattice_constant": 3.5, "max_lattice_constant": 3.7, "steps": 11, "element": "Cu", "crystal_structure": "fcc"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What is the lowest EMT energy of Cu (fcc), a = 3.5 … 3.7 Å, 11 steps? Return a float.", ["min_a", "max_a", "steps"]),
+        ("Lowest EMT energy of fcc copper for a between 3.5 and 3.7 Å (11 steps)? Return a float.", ["min_a", "max_a", "steps"]),
+        ("Lowest EMT energy of fcc Cu, lattice constant range 3.5–3.7 Å, 11 steps. Return a float.", ["min_lattice_constant", "max_lattice_constant", "steps"]),
+        # "and" makes a range only after "between": two numbers side by side are not its ends
+        ("Lowest EMT energy of fcc copper with a 3.5 and 3.7 Å in 11 steps? Return a float.", ["value", "value_2", "steps"]),
+    ],
+)
+def test_a_range_the_question_states_names_its_ends(query, names):
+    assert list(lift_script(LINSPACE, [query]).parameters)[:3] == names
+
+
+def test_bounds_are_named_by_what_they_bound_and_a_method_by_its_receivers_class():
+    lipinski = (
+        "import json\nfrom rdkit import Chem\nfrom rdkit.Chem import Crippen, Descriptors, Lipinski\n"
+        "m = Chem.MolFromSmiles('CC(=O)Oc1ccccc1C(=O)O')\n"
+        "print(json.dumps(bool(Descriptors.MolWt(m) <= 500 and Crippen.MolLogP(m) <= 4 and Lipinski.NumHAcceptors(m) <= 10)))\n"
+    )
+    query = ("Does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have molecular weight at most 500, logP at most 4 and at most 10 "
+             "acceptors, computed with RDKit? Return true or false.")  # fmt: skip
+    assert list(lift_script(lipinski, [query]).parameters) == ["smiles", "max_molecular_weight", "max_logp", "max_acceptors"]
+    neighbours = (
+        "import json\nfrom pymatgen.core import Lattice, Structure\n"
+        "s = Structure.from_spacegroup('Fd-3m', Lattice.cubic(5.431), ['Si'], [[0, 0, 0]])\n"
+        "print(json.dumps(round(min(n.nn_distance for n in s.get_neighbors(s[0], 3.0)), 4)))\n"
+    )
+    query = "Nearest-neighbour distance in diamond silicon, a = 5.431 Å, searching within 3.0 Å with pymatgen? Return a float."
+    asked: list[str] = []
+
+    def signatures(targets: list[str]) -> dict[str, list[str]]:
+        asked.extend(targets)
+        return {"pymatgen.core.Structure.get_neighbors": ["site", "r"], "pymatgen.core.Lattice.cubic": ["a"]}
+
+    assert set(lift_script(neighbours, [query], signatures).parameters) == {"a", "r", "crystal"}
+    assert "pymatgen.core.Structure.get_neighbors" in asked  # s is the Structure its class method made
 
 
 def test_a_constant_the_question_does_not_state_stays_a_constant():

@@ -35,7 +35,7 @@ COHESIVE = library_skill("ase_emt_al_cohesive_energy")
 BULK_MODULUS = library_skill("ase_emt_cu_bulk_modulus")
 LJ_DIMER = library_skill("ase_lj_dimer_distance")
 OXIDATION = library_skill("pymatgen_oxidation_state_mn_kmno4")
-FRAGMENTS = library_skill("rdkit_fragments_benzyl", keep=("value_2", "smiles"))
+FRAGMENTS = library_skill("rdkit_fragments_benzyl", keep=("max_path_length", "smiles"))
 
 
 def declines(skill: Skill, query: str, reason: str) -> None:
@@ -132,12 +132,12 @@ SCAN_QUERY = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc c
 
 def test_plus_minus_five_per_cent_states_the_factors_095_and_105():
     scan = lifted(SCAN_CODE, SCAN_QUERY)
-    assert {n: p["default"] for n, p in scan.parameters.model_dump()["properties"].items() if n in ("start", "stop")} == {"start": 0.95, "stop": 1.05}
+    assert {n: p["default"] for n, p in scan.parameters.model_dump()["properties"].items() if n in ("min_factor", "max_factor")} == {"min_factor": 0.95, "max_factor": 1.05}
     asked = "What equilibrium volume (unit: Å^3) does ASE's EMT give for fcc copper (a = 3.6 Å), fitting an equation of state to lattice constants scaled by ±5 %?"
-    assert bind(scan, asked).params["start"] == 0.95 and bind(scan, asked).params["stop"] == 1.05
+    assert bind(scan, asked).params["min_factor"] == 0.95 and bind(scan, asked).params["max_factor"] == 1.05
     wider = bind(scan, asked.replace("±5 %", "±10%")).params
-    assert (wider["start"], wider["stop"]) == (0.9, 1.1)
-    declines(scan, asked.replace("±5 %", "±150 %"), r"start must be above 0 \(got -0.5\)")  # the factors are checked like any value
+    assert (wider["min_factor"], wider["max_factor"]) == (0.9, 1.1)
+    declines(scan, asked.replace("±5 %", "±150 %"), r"min_factor must be above 0 \(got -0.5\)")  # the factors are checked like any value
 
 
 def test_plus_minus_restates_factors_the_verified_question_stated_as_constants():
@@ -187,11 +187,11 @@ def test_what_is_asked_must_be_what_the_skill_computes_however_ordinary_the_word
         # "effective-medium-theory" is EMT, "lattice parameter" the lattice constant
         (COHESIVE, "Estimate the cohesive energy (unit: eV/atom) of nickel (fcc, lattice parameter 3.52 Å) with ASE's effective-medium-theory calculator.", {"element": "Ni", "crystal_structure": "fcc", "a": 3.52}),
         # a range goes to the two ends the verified question stated as one
-        (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "crystal_structure": "fcc", "start": 4.0, "stop": 4.2, "num": 11}),
+        (BULK_MODULUS, "Fit an equation of state to EMT energies of fcc Ag at 11 evenly spaced lattice constants from 4.0 to 4.2 Å and give me the bulk modulus (unit: GPa) from ASE.", {"element": "Ag", "crystal_structure": "fcc", "min_lattice_constant": 4.0, "max_lattice_constant": 4.2, "num": 11}),
         # the nearest of the verified words decides: the cutoff is 10.0, the start 1.5
         (LJ_DIMER, "Relax a Lennard-Jones dimer in ASE (sigma = 1.0 Å, epsilon = 1.0 eV, cutoff 10.0 Å) starting 1.5 Å apart, down to fmax = 1e-5 eV/Å: what separation (unit: Å) do you end up with?", {"sigma": 1.0, "epsilon": 1.0, "rc": 10.0, "fmax": 1e-05, "starting_distance": 1.5}),
         # the question states the same numbers as the verified one, in the same places
-        (FRAGMENTS, "Count the total number of molecular fragments for Nc1ccccc1CO using RDKit with fragment path lengths 1 to 6 and RDKit's default functional groups file. Return an integer.", {"value_2": 6, "smiles": "Nc1ccccc1CO"}),
+        (FRAGMENTS, "Count the total number of molecular fragments for Nc1ccccc1CO using RDKit with fragment path lengths 1 to 6 and RDKit's default functional groups file. Return an integer.", {"max_path_length": 6, "smiles": "Nc1ccccc1CO"}),
     ],
 )
 def test_a_question_in_other_words_binds_what_the_verified_one_stated(skill, query, params):
@@ -575,7 +575,7 @@ LATTICE = library_skill("ase_emt_cu_lattice_constant")
 
 def test_a_relaxed_lattice_constant_is_the_equilibrium_one_and_a_quick_number_is_a_number():
     asked = "What's the relaxed fcc lattice constant of platinum with ASE's EMT (Å)? EOS fit over 11 evenly spaced lattice constants, a = 3.85…4.05 Å."
-    assert bind(LATTICE, asked).params == {"element": "Pt", "start": 3.85, "stop": 4.05, "num": 11}
+    assert bind(LATTICE, asked).params == {"element": "Pt", "min_lattice_constant": 3.85, "max_lattice_constant": 4.05, "num": 11}
     quick = "I want a quick number: the unrelaxed vacancy formation energy (eV) of copper (fcc, a = 3.6 Å) in a 3x3x3 supercell of the conventional cubic cell, with ASE's EMT."
     assert bind(VACANCY, quick).params["a"] == 3.6
     declines(VACANCY, quick.replace("unrelaxed", "relaxed"), "'relaxed'")  # relaxed is no unrelaxed, however quick

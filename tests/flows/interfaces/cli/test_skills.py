@@ -66,7 +66,7 @@ def test_list_show_run_export_delete_import(library, tmp_path, capsys):
     expected = _fragment_count("CCO", 1, 6)
     assert expected != _fragment_count("OCc1ccccc1CN", 1, 6)  # the answer shows the parameter was used, not the default
     # the lifted skill: the SMILES and the maximum path length (6) are parameters; the minimum path length does not change the count
-    assert output["success"] and output["params"] == {"value": 1, "value_2": 6, "smiles": "CCO"} and output["answer"] == expected
+    assert output["success"] and output["params"] == {"min_path_length": 1, "max_path_length": 6, "smiles": "CCO"} and output["answer"] == expected
     exported = tmp_path / "skill.json"
     assert main(["skills", "export", "rdkit_fragment_count", "-o", str(exported)]) == 0
     assert main(["skills", "delete", "rdkit_fragment_count"]) == 0
