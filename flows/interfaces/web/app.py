@@ -66,12 +66,12 @@ def flow_solver(settings: Settings | None = None) -> Solver:
     Where the service cannot start, the flow runs in this process."""
     def run(query: str, session_id: str, user: str, accept_suggestion: bool = False) -> SolveResult:
         if settings is not None and service_solves(settings):
-            answered = solve_in_service(settings, query, session_id, current_cancel() or threading.Event(), accept_suggestion, user,
-                                        defer_learning=True)  # fmt: skip
+            cancel = current_cancel() or threading.Event()
+            answered = solve_in_service(settings, query, session_id, cancel, accept_suggestion, user, defer_learning=True)
             if answered is not None:
                 if answered.result is not None:
                     return answered.result
-                if (current_cancel() or threading.Event()).is_set():  # the service's solve recorded the cancelled turn
+                if cancel.is_set():  # the service's solve recorded the cancelled turn
                     return SolveResult(success=False, session=session_id, error="cancelled by its user")
                 raise ServiceSolveError(answered.error or "no answer")
         return solve(query, session=session_id, user=user, defer_learning=True, accept_suggestion=accept_suggestion)
