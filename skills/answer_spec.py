@@ -45,11 +45,12 @@ def read_answer_spec(query: str) -> AnswerSpec:
             output_type = name
             break
     decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
+    step = re.search(r"\bround(?:ed)?\s+(?:off\s+)?to\s+(?:the\s+nearest\s+)?0\.(0*)1\b", text, re.IGNORECASE)  # "round to 0.001"
     unit = re.search(r"\(units?:\s*([^)]+?)\s*\)", text, re.IGNORECASE)
     return AnswerSpec(
         output_type=output_type,  # type: ignore[arg-type]  # "any" or a name from _TYPES: the Literal's values
         unit=unit.group(1) if unit else _unit_asked(text),
-        decimals=int(decimals.group(1)) if decimals else None,
+        decimals=int(decimals.group(1)) if decimals else len(step.group(1)) + 1 if step else None,
     )
 
 

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, formula_elements, is_formula, resolve_name, same_formula
-from skills.context import ALTERING, aside_words, framing_words, instruction_words, structure_names, substance_names
+from skills.context import ALTERING, aside_words, data_sources, framing_words, instruction_words, structure_names, substance_names
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
@@ -48,6 +48,7 @@ from skills.meaning import (
     other_basis,
     other_order,
     other_qualifier,
+    other_quantity,
     other_superlative,
     other_units,
     own_formula,
@@ -72,6 +73,7 @@ from skills.numeric import (
     units_differ,
 )  # fmt: skip
 from skills.parameter import Parameter
+from skills.params import is_count_setting
 from skills.retrieval import split_name
 from skills.structures import (
     GROUPS,
@@ -98,8 +100,8 @@ from skills.substances import (
     value_of,
     whole_of,
 )  # fmt: skip
-from skills.terms import explaining_forms, explains, is_everyday, is_phrase, is_technical, written_acronyms
-from skills.units import converted
+from skills.terms import explaining_forms, explains, forms, is_everyday, is_phrase, is_technical, written_acronyms
+from skills.units import converted, is_unit, joined_units, same_unit
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
@@ -163,6 +165,14 @@ def _vocabulary(skill: Skill) -> frozenset[str]:
     return explaining_forms((w.lower() for text in texts for w in re.findall(r"[A-Za-z]+", text)), texts)
 
 
+def _described(skill: Skill) -> frozenset[str]:
+    """The words that say what a skill computes: its verified questions, its name and what the functions its code calls say
+    they compute, as written (no equivalent phrases: "symmetry operations" explains no "space group"); not the rest of its
+    code, whose names ("SpacegroupAnalyzer") say how, not what."""
+    texts = [*verified_texts_of(skill), skill.name.replace("_", " "), documented_words(skill.code)]
+    return frozenset(form for text in texts for w in re.findall(r"[A-Za-z]+", text) for form in forms(w))  # as written: no equivalents
+
+
 _FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
 """Code that looks around a structure's first site (``s.get_neighbors(s[0], r)``)."""
 def _site_elements(value: Any) -> set[str]:
@@ -199,6 +209,8 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
     for word, before, negated in question_words(query, asked):
         if word in named or word in joined:
             continue  # "atorvastatin (SMILES …)": the molecule's name, whatever the name database knows
+        if len(word) > 3 and is_unit(word):
+            continue  # "Electronvolts, rounded to four decimals": a unit spelled out, wherever it stands
         if negated and explains(vocabulary, "un" + word):
             continue  # "no relaxation" is what an unrelaxed skill computes
         if negated and not is_everyday(word) and explains(vocabulary, word):
@@ -233,9 +245,12 @@ def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
     NCC(=O)O") or its formula ("lithium superoxide, LiO2": its elements' names and the name of the ion)."""
     found = set()
     for mention in (m for m in asked if m.kind == "smiles"):
-        named = re.search(r"([A-Za-z][\w-]*)\s*[(,:]?\s*(?:SMILES\s*[:=]?\s*)?$", query[: mention.start])
+        named = re.search(r"([A-Za-z][\w-]*)(?:'s)?\s*[(,:]?\s*(?:SMILES\s*[:=]?\s*)?$", query[: mention.start])
         if named:
             found.add(named.group(1).lower())
+        after = re.match(r"\s*\(\s*([\w,-]*[A-Za-z][\w,-]*)\s*\)", query[mention.end :])  # "OCCc1ccccc1 (2-phenylethanol)"
+        if after:
+            found |= {w.lower() for w in re.findall(r"[A-Za-z]+", after.group(1))}
     if any(m.kind in ("smiles", "formula") for m in asked):  # "1,3,7-trimethylpurine-2,6-dione (caffeine, SMILES …)": a name
         found |= {w.lower() for token in query.split() if _SYSTEMATIC_NAME.search(token) for w in re.findall(r"[A-Za-z]+", token)}
     return found | {ion for _, ion in _formula_names(query, asked)}
@@ -480,6 +495,7 @@ def _names_in_stated_structure(query: str, asked: list[Mention]) -> set[str]:
 def bind(skill: Skill, query: str) -> Binding:
     """Parameters for ``skill`` from ``query``, each tied to the question's words; ``BindingDeclined`` when unsure."""
     verified = skill.provenance.query or skill.description
+    query = joined_units(query)  # "in electron volts": one unit, not the word "electron"
     properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
     crystal = next((name for name, kind in kinds.items() if kind == "crystal"), None)
@@ -545,11 +561,16 @@ def bind(skill: Skill, query: str) -> Binding:
         framing = substance_names(query, asked) | framing_words(query, asked, vocabulary=vocabulary) | structure_names(query)
     else:  # the asker's framing less what can name a structure; a name of the formula where the question states the structure
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
+    if tables:  # "Given DFT total energies: Li 0.0, …": where the entries' energies came from, for a skill that takes them
+        framing |= data_sources(query)
     unexplained = [w for w in _unexplained(vocabulary, query, asked, verified_texts_of(skill)) if w not in framing]
     if not substance_only:  # "for the melts", "the (111) surface": common words that make the crystal another thing
         written = {w for w, _, _ in question_words(query, asked)}
         unexplained += [w for w in sorted(written & ALTERING) if not explains(vocabulary, w) and w not in unexplained]
-    unexplained += [w for _, w in aside_words(query, asked) if w not in framing and not explains(vocabulary, w) and w not in unexplained]
+    naming_words = _names_of_smiles(query, asked)  # "OCCc1ccccc1 (2-phenylethanol)": an aside that names the molecule
+    unexplained += [
+        w for _, w in aside_words(query, asked) if w not in framing and w not in naming_words and not explains(vocabulary, w) and w not in unexplained
+    ]  # fmt: skip
     unexplained += [w for w in instruction_words(query) if not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
@@ -560,6 +581,7 @@ def bind(skill: Skill, query: str) -> Binding:
         or other_basis(verified_texts, query, answer_unit) or other_units(verified_texts, query, answer_unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)
+        or other_quantity(verified_texts, query, _described(skill))
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)
@@ -696,7 +718,7 @@ def _bind_entries(
     for substance, number in pairs:  # "Li2O2 -1.4 per atom", "LiO2 -231.6 kJ/mol", "(per two formula units)": not the list's basis
         after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
         rest = after.group() if after else query[number.end :]
-        if (number.unit and number.unit != "eV") or re.search(r"/|per\s+(?!formula\s+unit)|\b(?:kj|kcal|mol|mev|ry|hartree|two|half|double|twice)\b", rest, re.I):
+        if (number.unit and not same_unit(number.unit, "eV")) or re.search(r"/|per\s+(?!formula\s+unit)|\b(?:kj|kcal|mol|mev|ry|hartree|two|half|double|twice)\b", rest, re.I):
             raise BindingDeclined(f"the question gives {substance.text} {number.text}{rest.rstrip()}, not as the other entries are given")
     value: list[JsonValue] = [[substance.formula or substance.element or substance.text, number.number] for substance, number in pairs]
     _check_value(name, properties[name], value)
@@ -795,7 +817,7 @@ def _bind_numbers(
         if _REPEAT.fullmatch(mention.text):  # "3×3×3" repeats a cell: a count, never a length
             strengths = {name: s if kinds[name] == "integer" else 0.0 for name, s in strengths.items()}
         if mention.counted or _REPEAT.fullmatch(mention.text):  # "a 64-atom cell" never sets the 3 of a 3x3x3 repeat
-            strengths = {name: max(s, 2.0) if _counts_alike(mention, sources.get(name)) else 0.0 for name, s in strengths.items()}
+            strengths = {name: max(s, 2.0) if _counts_alike(mention, sources.get(name), name) else 0.0 for name, s in strengths.items()}
         fraction = mention.number is not None and not float(mention.number).is_integer()
         if fraction and any(s > 0 and kinds[name] != "integer" for name, s in strengths.items()):  # 3.52 Å: a length, not a repeat
             strengths = {name: s if kinds[name] != "integer" else 0.0 for name, s in strengths.items()}
@@ -886,9 +908,16 @@ def _structure_unsaid(said: set[str], asked: set[str]) -> str | None:
 _REPEAT = re.compile(r"\d+\s*[x×]\s*\d+(?:\s*[x×]\s*\d+)?")
 
 
-def _counts_alike(mention: Mention, source: Mention | None) -> bool:
-    """Whether a count states what the verified value counted: atoms for atoms, a repeat for a repeat."""
-    return source is not None and source.counted == mention.counted and bool(_REPEAT.fullmatch(source.text)) == bool(_REPEAT.fullmatch(mention.text))
+def _counts_alike(mention: Mention, source: Mention | None, name: str) -> bool:
+    """Whether a count states what the verified value counted: atoms for atoms, a repeat for a repeat; or the points or
+    steps of a count of the method's ("a 15-point EOS scan" for numpy's ``num`` of "11 evenly spaced lattice constants")."""
+    if source is None or bool(_REPEAT.fullmatch(source.text)) != bool(_REPEAT.fullmatch(mention.text)):
+        return False
+    return source.counted == mention.counted or (mention.counted in _SAMPLED and source.counted is None and is_count_setting(name))
+
+
+_SAMPLED = frozenset({"point", "step", "image"})
+"""What a count of the method's counts, where the question writes it as "15-point", "9 points", "200 steps"."""
 
 
 def _takes(name: str, properties: Mapping[str, Parameter], code_names: set[str]) -> bool:
@@ -955,8 +984,14 @@ def _alike_substances(free: Mention, known: list[Mention]) -> bool:
     return bool(verified) and free.formula is not None and len(formula_elements(free.formula)) == len(formula_elements(verified[0]))
 
 
-_AT_MOST = re.compile(r"<=|≤|(?<![-=])<(?!-)|\bat most\b|\bno more than\b|\bnot more than\b|\bless than\b|\bbelow\b|\bunder\b")
-_AT_LEAST = re.compile(r">=|≥|(?<![-=])>(?![-=])|\bat least\b|\bno less than\b|\bmore than\b|\bgreater than\b|\babove\b|\bexceed")
+_AT_MOST = re.compile(
+    r"<=|≤|(?<![-=])<(?!-)|\bat most\b|\bno more than\b|\bnot more than\b|(?<!\bno )(?<!\bnot )\bless than\b|\bbelow\b|\bunder\b"
+    r"|\bno (?:greater|higher|larger) than\b|\bnot exceeding\b|\bdoes not exceed\b"
+)
+_AT_LEAST = re.compile(
+    r">=|≥|(?<![-=])>(?![-=])|\bat least\b|\bno less than\b|\bnot less than\b|(?<!\bno )(?<!\bnot )\bmore than\b"
+    r"|(?<!\bno )(?<!\bnot )\bgreater than\b|\babove\b|(?<!\bnot )(?<!\bdoes not )\bexceed"
+)
 _EITHER = re.compile(r"\b(?:true|yes)\s+or\s+(?:false|no)\b", re.IGNORECASE)
 
 

@@ -31,7 +31,7 @@ from skills.substances import equal_mentions
 from skills.terms import GLOSSARY, MODIFIERS, domain_terms, explains, written_acronyms
 from skills.units import unit_spans
 
-__all__ = ["ALTERING", "substance_names", "framing_words", "instruction_words", "structure_names", "structural_words", "aside_words"]
+__all__ = ["ALTERING", "substance_names", "framing_words", "instruction_words", "structure_names", "structural_words", "aside_words", "data_sources"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|cf|fig|eq|ca|no|ref)\.|\b[A-Z]\.)$", re.IGNORECASE)
@@ -54,15 +54,24 @@ def _activity(gerund: str) -> bool:
     return gerund.lower().split("-")[-1] in _ACTIVITIES
 
 
+def data_sources(query: str) -> set[str]:
+    """The methods the question says its given energies came from ("Given DFT total energies per formula unit: …", "PBE
+    energies"): where values came from, not how the skill computes with them."""
+    methods = "|".join(sorted(_OTHER_METHODS))
+    return {m.lower() for m in re.findall(rf"\b({methods})(?:[\s-]+(?:computed|calculated|total|formation|ground[\s-]state))*\s+energ", query, re.I)}
+
+
 def instruction_words(query: str) -> list[str]:
     """The gerunds that open a sentence of the question, other than an asker's activity ("Deprotonating the acid group.",
     "Doubling the formula."): they say what is done, so the skill must explain them, however ordinary."""
     found = []
     for sentence in _SENTENCE.split(query):
         leading = re.match(r"(?:(?:I'm|I am|We're|We are)\s+(?:\w+ly\s+)?)?([A-Za-z-]+ing)\b", sentence.strip())
-        if leading and not _activity(leading.group(1)) and not _says_how(leading.group(1).lower()):
+        if leading and not _activity(leading.group(1)) and not _says_how(leading.group(1).lower()) and leading.group(1).lower() not in _PREPOSITIONS:
             found.append(leading.group(1).lower())
     return found
+_PREPOSITIONS = frozenset("according regarding concerning during notwithstanding".split())
+"""Words ending in -ing that are prepositions ("According to ASE's EMT, …"): they do nothing to the question."""
 _PURPOSE = re.compile(
     r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)\b", re.IGNORECASE
 )

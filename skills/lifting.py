@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import itertools
 import keyword
 import re
@@ -38,7 +39,7 @@ from skills.structures import BUILT, structure_mentions
 if TYPE_CHECKING:
     from skills.signatures import ParameterNames
 
-__all__ = ["LiftedDraft", "Lifted", "Site", "lift_script", "LiftError", "render", "where", "schema_of"]
+__all__ = ["LiftedDraft", "Lifted", "Site", "lift_script", "LiftError", "bound_name", "render", "where", "schema_of"]
 
 # Literals that shape output or files, never the problem.
 _FORMAT_KEYWORDS = frozenset(
@@ -335,12 +336,12 @@ _AT_MOST = r"(?:at most|no more than|not more than|up to|below|under|less than|<
 _AT_LEAST = r"(?:at least|no less than|not less than|above|more than|>=|≥|>)"
 
 
-def _bound_name(entry: Lifted) -> str:
+def bound_name(entry: Lifted) -> str:
     """``max_<what>`` or ``min_<what>`` for a number the question gives as a bound ("molecular weight at most 500",
     "at most 10 acceptors", "at least 5 H-bond donors"), named by the words before the bound, else the ones after the
     number; else ''."""
     before, after = entry.question[: entry.mention.start], entry.question[entry.mention.end :]
-    bound = re.search(rf"(?:{_WORDS}\s+)?({_AT_MOST}|{_AT_LEAST})\s*$", before, flags=re.IGNORECASE)
+    bound = re.search(rf"(?:{_WORDS}\s+)?(?:(?:of|is|be)\s+)?({_AT_MOST}|{_AT_LEAST})\s*$", before, flags=re.IGNORECASE)
     if not bound:
         return ""
     end = "max" if re.fullmatch(_AT_MOST, bound.group(4), flags=re.IGNORECASE) else "min"
@@ -349,7 +350,7 @@ def _bound_name(entry: Lifted) -> str:
         words = words[words.index(next(w for w in words if w in ("and", "or", "but"))) + 1 :]
     words = [w for w in words if w not in _NOT_NAMES][-2:]
     if not words or len(words[-1]) == 1:
-        named = re.match(rf"\s*{_UNIT_WORD}\s*((?:[A-Za-z]+-)+[a-z]{{3,}}|[a-z]{{3,}})", after)
+        named = re.match(rf"\s*{_UNIT_WORD}\s*((?:[A-Za-z]+-)+[a-z]{{3,}}(?:\s+[a-z]{{3,}})?|[a-z]{{3,}})", after)  # "H-bond acceptors"
         words = [w for w in re.split(r"[\s-]+", named.group(1).lower()) if w not in _NOT_NAMES] if named else []
     return f"{end}_{'_'.join(words)}" if words else ""
 
@@ -482,7 +483,7 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
         if base is None:
             base = (
                 _identifier(_range_end(entry))  # "path lengths 1 to 6": min_path_length, max_path_length
-                or _identifier(_bound_name(entry))  # "molecular weight at most 500": max_molecular_weight
+                or _identifier(bound_name(entry))  # "molecular weight at most 500": max_molecular_weight
                 or _identifier(_noun_before(entry) if site.nested else "")  # "from a starting distance of 1.5 Å", not positions
                 or _identifier(site.keyword or "")
                 or _identifier(_positional_name(site, typed, signatures) or "")
@@ -495,6 +496,11 @@ def lift_script(script: str, questions: list[str], names: ParameterNames | None 
             name, suffix = f"{base}_{suffix}", suffix + 1
         used.add(name)
         entry.name = name
+    by_name = {entry.name: entry for entry in params}
+    for entry in params:  # "3.5 to 3.7 Å": the range's unit, written once after its end, is its start's too
+        end = by_name.get("max_" + entry.name.removeprefix("min_")) if entry.name.startswith("min_") else None
+        if end is not None and entry.mention.unit is None and end.mention.unit:
+            entry.mention = dataclasses.replace(entry.mention, unit=end.mention.unit)
     draft = LiftedDraft(code="", parameters={}, constants=[], lifted=params, tree=tree, skipped=skipped)
     lifted_nodes = {id(s.node) for p in params for s, _ in p.sites}
     draft.constants = [

@@ -34,17 +34,18 @@ the question asks per atom; the skill was verified otherwise
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, is_element, is_formula
-from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
-from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_technical, written_acronyms
+from skills.mentions import GENERIC_WORDS, Mention, find_mentions, same_amount, stem
+from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_phrase, is_technical, written_acronyms
 from skills.units import normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
@@ -167,6 +168,38 @@ def other_qualifier(verified: Sequence[str], query: str) -> str | None:
     return None
 
 
+def _quantity_words(text: str) -> list[str]:
+    """The content words of what ``text`` asks for: less neutral, generic and count words, pronouns and elements."""
+    return [
+        w.removesuffix("'s") for w in asked_quantity(text)
+        if len(w) > 2 and w not in NEUTRAL | _STATES | _COUNTS | _PRONOUNS and w not in GENERIC_WORDS and not _substance(w)
+    ]  # fmt: skip
+
+
+_PREPOSITIONS = frozenset("for of in on at to from by with about".split())
+
+
+def other_quantity(verified: Sequence[str], query: str, described: frozenset[str]) -> str | None:
+    """Another quantity asked of the same thing: the question names a term of the domain for what it asks ("the *space group*
+    number") that neither the verified questions nor what the skill's code says it computes (``described``: ``_said`` of
+    them) explain, and it never says the quantity the skill was verified on ("symmetry operations")."""
+    asked = asked_quantity(query)
+    if not asked or asked[0] in _PREPOSITIONS:
+        return None  # "count for OCCc1ccccc1": no quantity named
+    written = {w.lower() for m in find_mentions(query) if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text)}
+    new = [w for w in _quantity_words(query) if not explains(described, w) and w not in written]  # not a SMILES's letters
+    if not new:
+        return None
+    theirs = [words for words in (_quantity_words(text) for text in verified) if words]
+    said = _said([query])
+    if not theirs or any(explains(said, w) for words in theirs for w in words):
+        return None
+    terms = [w for w in new if is_technical(w)] + [f"{a} {b}" for a, b in itertools.pairwise(asked) if is_phrase(a, b) and (a in new or b in new)]
+    if not terms:
+        return None
+    return f"the question asks for the {' '.join(asked)}; the skill computes the {' '.join(theirs[0])}, which the question never names"
+
+
 def _narrows(word: str) -> bool:
     """Whether a word before what is asked narrows it: a technical adjective ("aromatic", "unrelaxed", "polar") or a modifier
     ("total", "reduced"); a noun of a compound term ("oxidation state", "atomization energy") is said in other words too."""
@@ -206,7 +239,8 @@ _SLASH_BASIS = re.compile(r"(?<=[A-Za-z])\s*/\s*(formula[\s-]+unit|f\.u\.?|fu)(?
 
 def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
     """The bases a text states: "per atom", "per formula unit", "eV/f.u.", "per Li2O", "of one Li2O unit", and those
-    ``of_units`` a unit says ("eV/atom")."""
+    ``of_units`` a unit says ("eV/atom"); not one it denies ("per formula unit (not per atom)")."""
+    text = _DENIED_BASIS.sub(" ", text)
     units = [normal_unit(unit).rpartition("/")[2] for _, _, unit in unit_spans(text)]
     slashed = [_basis_name(m.group(1)) for m in _SLASH_BASIS.finditer(text)]
     written = [m.group(1) or m.group(2) for m in _FORMULA_BASIS.finditer(text)]
@@ -214,6 +248,10 @@ def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
     return [_basis_name(m.group(1)) for m in _BASIS.finditer(text)] + slashed + formula_units + [u for u in units if u in of_units]
 
 
+_DENIED_BASIS = re.compile(
+    r"\b(?:not|rather\s+than|instead\s+of|as\s+opposed\s+to)\s+(?:in\s+)?(?:per\s+[A-Za-z][\w.]*(?:\s+unit)?|[A-Za-z]*eV\s*/\s*[\w.]+)", re.I
+)
+"""A basis the question turns down: "not per atom", "rather than eV/atom"."""
 # "per Li2O", "of one Li2O unit": a basis of one formula unit, written with the formula itself.
 _FORMULA_BASIS = re.compile(r"\bper\s+(?:one\s+)?([A-Z][A-Za-z0-9]*)\b(?!\s*-)|\bone\s+([A-Z][A-Za-z0-9]*)\s+(?:formula\s+)?unit\b")
 
@@ -307,16 +345,19 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
             _SETTING_VALUE.match(query, found.end()) or (re.search(r"\b(?:a|an)\s+$", query[: found.start()]) and _OF_VALUE.match(query, found.end()))
         ):
             continue
+        if word.lower() == "first" and _THEN.match(query, found.end()):
+            continue  # "donors first, then acceptors": an order, no pick
         alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
         if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
             return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
     return None
 
 
-_SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|=|:)\s*[-+]?\d")
+_SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|=|:)\s*[-+]?\d|(?:\s+(?!of\b)[a-z]+){1,3}\s+[-+]?\d")
 _OF_VALUE = re.compile(r"\s+of\s+[-+]?\d")
-"""After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… = 0.5"; "a maximum of 6"),
-never "the minimum of 11 energies", which asks for one."""
+_THEN = re.compile(r"\s*[,;]?\s*(?:and\s+)?then\b", re.IGNORECASE)
+"""After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… = 0.5", "minimum path
+1"; "a maximum of 6"), never "the minimum of 11 energies", which asks for one."""
 _WORD_LIST = re.compile(r"\[\s*([A-Za-z][\w -]*(?:\s*,\s*[A-Za-z][\w -]*)+)\s*\]")
 
 

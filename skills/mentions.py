@@ -35,11 +35,13 @@ _FORMAT = [
     r"(?<!formula )\bunits?\s*:\s*\S+",  # "per formula unit: Mg -1.60" is a basis, not the answer's unit
     r"\b(?:rounded|round(?:ed)?\s+off)?\s*(?:to\s+)?\d+\s*(?:decimal\s+places?|decimals?|d\.?p\.?|significant\s+(?:figures|digits)|sig\.?\s*figs?|digits?)\b",
     r"\bto\s+\d+\s+places\b",
+    r"\bround(?:ed)?\s+(?:off\s+)?to\s+(?:the\s+nearest\s+)?0\.0*1\b",  # "round to 0.001": three decimals
     r"\bbetween\s+0(?:\.0)?\s+and\s+1(?:\.0)?\b",
     # "a float in [0, 1]", "a weight fraction (0 to 1)": the answer's range, never "path lengths in [0, 1]"
     r"\b(?:float|fraction|number|value)\s+(?:in\s+(?:the\s+range\s+)?)?[\[(]\s*0(?:\.0)?\s*(?:,|to|-|–)\s*1(?:\.0)?\s*[\])]",
     # "— pymatgen Composition, 0–1, 4 decimals": a terse answer format, the range alone between commas
     r"(?<=,)\s*0(?:\.0)?\s*(?:–|-|to)\s*1(?:\.0)?(?=\s*,)",
+    r"\b(?:float|fraction|number|value)\s+0(?:\.0)?\s*(?:\.\.|–|-)\s*1(?:\.0)?\b",  # "float 0..1 4 dp"
     r"\^\s*[-+]?\d+",
     r"\b(?:cm|m|Å|A|nm|bohr)\d\b",
     # How close the answer must be, not a value of the problem: "(±5% is fine)", "a tolerance of ±2 %".
@@ -52,7 +54,10 @@ _UNITS = frozenset(
     "electronvolt electronvolts kelvin gigapascal gigapascals nanometre nanometres nanometer nanometers picometre picometres".split()
 )
 # Counted things: "a 5-layer slab", "an 8-atom cell", "five layers" (a number word counts only before one of them).
-_COUNTED = r"-(atom|fold|layer|site|cell|image|point|step)s?"
+_COUNTED = r"-(atom|fold|layer|site|cell|image|point|pt|step)s?"
+_COUNTED_NAMES = {"pt": "point"}
+_PER_LENGTH = re.compile(r"\s*(\S+)?\s+per\s+(angstroms?|ångströms?|Å|atoms?)\b", re.IGNORECASE)
+_PER_UNITS = {"angstrom": "Å", "ångström": "Å", "å": "Å", "atom": "atom"}  # "11 pts"
 _NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve".split()
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 _PLUS_MINUS = re.compile(r"(?:±|\+/-|\+-)\s?(\d+(?:\.\d+)?)\s?%")
@@ -177,7 +182,7 @@ def _tokens(text: str) -> list[tuple[int, str]]:
         if call and call.group(2) and (not _SMILES_CALL.search(call.group(2)) or is_formula(call.group(2).strip(",)"))):  # E(Li2S)
             found += [(start, call.group(1)), (start + call.start(2), call.group(2).strip(",)"))]
             continue
-        span = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)[-–]([-+]?\d+(?:\.\d+)?)", token.rstrip(".,;"))
+        span = _span(token)
         if span:
             found += [(start, span.group(1)), (start + span.start(2), span.group(2))]
             continue
@@ -196,11 +201,20 @@ def _tokens(text: str) -> list[tuple[int, str]]:
             found += [(start + offset, part) for offset, part in zip(offsets, parts, strict=True)]
             continue
         assignment = re.fullmatch(r"([A-Za-z_][\w.]*)\s*=\s*(\S+)", token)
-        if assignment and _NUMBER.match(assignment.group(2)):
+        if assignment and (span := _span(assignment.group(2))):  # "a=3.42-3.62Å"
+            at = start + assignment.start(2)
+            found += [(start, assignment.group(1)), (at, span.group(1)), (at + span.start(2), span.group(2))]
+        elif assignment and _NUMBER.match(assignment.group(2)):
             found += [(start, assignment.group(1)), (start + assignment.start(2), assignment.group(2))]
         elif token:
             found.append((start, token))
     return found
+
+
+def _span(token: str) -> re.Match[str] | None:
+    """A range written as one token ("3.42-3.62", "3.42–3.62Å"), its unit after the second number; else None."""
+    span = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)[-–]([-+]?\d+(?:\.\d+)?(?P<unit>[^\d\s]*))", token.rstrip(".,;:!?"))
+    return span if span and (not span["unit"] or _unit(span["unit"])) else None
 
 
 def _unit(token: str | None) -> bool:
@@ -217,7 +231,8 @@ def _number(token: str, start: int, following: str | None) -> Mention | None:
     if word and (word.group(2) or counted):
         noun = (word.group(2) or "") or (counted.group(1) if counted else "")
         number = float(_NUMBER_WORDS.index(word.group(1)) + 1)
-        return Mention(token, start, "number", number=number, unit=word.group(2), counted=noun.strip("-").removesuffix("s") or None)
+        noun = noun.strip("-").removesuffix("s")
+        return Mention(token, start, "number", number=number, unit=word.group(2), counted=_COUNTED_NAMES.get(noun, noun) or None)
     m = _NUMBER.match(token)
     if not m:
         return None
@@ -227,6 +242,7 @@ def _number(token: str, start: int, following: str | None) -> Mention | None:
         return None
     unit = rest or (following if _unit(following) else None)
     noun = suffix.group(1) if suffix else counted.group(1) if counted and not rest else None
+    noun = _COUNTED_NAMES.get(noun, noun) if noun else None
     return Mention(token, start, "number", number=float(m.group().replace("\u2212", "-")), unit=unit, counted=noun)
 
 
@@ -238,13 +254,14 @@ def _chemical(token: str, start: int, previous: list[str]) -> Mention | None:
     hydrate = _HYDRATE.fullmatch(token)
     if hydrate and is_formula(hydrate["salt"]) and is_formula(hydrate["water"]):  # CuSO4·5H2O is CuSO4(H2O)5
         return Mention(token, start, "formula", formula=f"{hydrate['salt']}({hydrate['water']}){hydrate['count']}")
-    if is_formula(token) and not said_smiles:
+    ring = re.search(r"(?<=[A-Za-z])1(?![\d.])", token) is not None and canonical_smiles(token) is not None  # C1COCCN1
+    if is_formula(token) and not said_smiles and not ring:
         return Mention(token, start, "formula", formula=token, element=token if is_element(token) else None)
-    chain = len(token) >= 3 and re.fullmatch(r"[CNOS]+", token) is not None and "C" in token  # CCO, CCCCCC
+    chain = ring or (len(token) >= 3 and re.fullmatch(r"[CNOS]+", token) is not None and "C" in token)  # CCO, CCCCCC
     if (said_smiles or chain or _SMILES_ONLY.search(token)) and set(re.findall(r"[a-z]", re.sub(r"\[[^\]]*\]|Cl|Br", "", token))) <= set("bcnops"):
         smiles = canonical_smiles(token)
         if smiles:
-            return Mention(token, start, "smiles", smiles=smiles, formula=token if is_formula(token) else None)
+            return Mention(token, start, "smiles", smiles=smiles, formula=token if is_formula(token) and not ring else None)
     return None
 
 
@@ -324,6 +341,9 @@ def find_mentions(text: str) -> list[Mention]:
         if following is not None and not re.fullmatch(r"[\s-]*", text[start + len(token) : tokens[index + 1][0]]):
             following = None  # "rc=10.2), atoms start": the 10.2 counts no atoms across a bracket or a comma
         mention = _number(token, start, following)
+        if mention is not None and mention.unit and (per := _PER_LENGTH.match(text, start + len(token))):
+            if per.group(1) is None or per.group(1) == mention.unit:  # "0.01 eV per angstrom" is 0.01 eV/Å
+                mention = replace(mention, unit=f"{mention.unit}/{_PER_UNITS.get(per.group(2).lower().rstrip('s'), per.group(2))}")
         if mention is not None and re.match(r"\s*[*×·]?\s*E\(", text[start + len(token) :]):
             mention = None  # the 2 of "2 E(H) + E(O) - E(H2O)": a count of atoms in how the answer is formed, no value
         symbol = _quantity_symbol(token, tokens[index + 1 : index + 3]) and not re.search(r"\b(?:of|for|with)\s+$", text[:start])

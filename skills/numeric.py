@@ -31,13 +31,17 @@ __all__ = ["ties", "units_differ", "ranges", "partner", "entry_pairs", "pair_men
 _WEAK = frozenset("the with and for from into of at to in by a an per its".split()) | {stem(w) for w in GENERIC_WORDS} | GENERIC_WORDS
 
 
+_LINKING = frozenset(stem(w) for w in "is are was equal equals set be being".split())
+
+
 def units_differ(asked: str | None, given: str | None) -> bool:
     """Whether both units are known and are not the same unit."""
     return bool(asked and given) and not same_unit(asked or "", given or "")
 
 
 def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_words: frozenset[str] = frozenset()) -> float:
-    """How strongly the question ties a number to a parameter: 3.5 by ``name =`` right before it, 3 by name, 2 by the verified question's words (more the
+    """How strongly the question ties a number to a parameter: 3.5 by ``name =`` right before it, 3 by name (3.25 the word
+    right before it; no other word between but "of", "is", …), 2 by the verified question's words (more the
     nearer they stand: "cutoff 10.0 Å, starting 1.5 Å apart" ties 1.5 to the start), 1 by unit.
 
     The verified question's words around the value count only when they describe it: not weak words,
@@ -54,12 +58,21 @@ def ties(query: str, mention: Mention, name: str, prop: Parameter, substance_wor
             return 3
         if re.search(rf"(?:^|[,;(]\s*){re.escape(name)}\s+$", before):  # "volume, a 2.951 Å, c 4.686 Å": a name, not an article
             return 3
-    elif stem(name) in words_before(query, mention.start, 3) or re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
+    elif re.search(rf"{re.escape(name)}\s*=\s*$", before, re.IGNORECASE):
         return 3
+    elif stem(name) in (near := words_before(query, mention.start, 3)):
+        between = near[len(near) - near[::-1].index(stem(name)) :]  # "sigma 2.0, epsilon 0.5, cutoff 10": 10 is the cutoff's
+        if not between and not re.search(r"[,;(]\s*$", before):
+            return 3.25
+        if all(w in _WEAK or w in _LINKING for w in between):
+            return 3
     cue = {w for w in prop.cue or [] if len(w) > 2 and w not in _WEAK and w not in substance_words}
     cue_after = {w for w in prop.cue_after or [] if len(w) > 2 and w not in _WEAK and w not in substance_words}
     before_words, after_words = words_before(query, mention.start, 5)[::-1], words_after(query, mention.end, 2)
     distances = [i for i, w in enumerate(before_words) if w in cue] + [i for i, w in enumerate(after_words) if w in cue_after]
+    head = next((w for w in reversed(prop.cue or []) if len(w) > 2 and w not in _WEAK and w not in substance_words), None)
+    if head is not None and after_words[:1] == [head]:
+        distances.append(0)  # "a 10 Å cutoff" for the verified "a cutoff of 10.0 Å": the word it named, after it
     if distances:
         return 2 + 0.1 * (5 - min(distances))
     if prop.unit and mention.unit and converted(1.0, mention.unit, prop.unit) is not None:  # "4.08 angstrom", "0.408 nm": a length in Å
@@ -71,6 +84,10 @@ _MINIMUM = re.compile(r"\bmin(?:imum)?\b(?:\s+[a-z]+){0,3}\s*(?:is|of|=|:)?\s*$"
 _MAXIMUM = re.compile(r"\s*(?:[^\s\d,;]{1,6}\s*)?(?:,|and|,\s*and)\s+(?:the\s+|a\s+)?max(?:imum)?\b(?:\s+[a-z]+){0,3}\s*(?:is|of|=|:)?\s*", re.I)
 
 
+_NAMED = r"(?:[A-Za-z]\w{0,5}\s*=\s*)?"
+"""A value's name written before it in a range: "between a=3.95Å and a=4.20Å"."""
+
+
 def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
     """Pairs of numbers the text states as a range: "from 4.0 to 4.2 Å", "between 3.5 and 3.7", "3.5-3.7", "the minimum path
     length is 1 bond and the maximum is 6"."""
@@ -78,8 +95,13 @@ def ranges(text: str, mentions: list[Mention]) -> list[tuple[Mention, Mention]]:
     found = []
     for low, high in itertools.pairwise(numbers):
         gap = text[low.end : high.start]
+        named = re.search(r"\b([A-Za-z]\w{0,5})\s*=\s*$", gap)
+        if named:  # "between a=3.95Å and a=4.20Å": the same name before both ends, or no range ("1.5 Å to fmax = 1e-5")
+            if not re.search(rf"\b{re.escape(named.group(1))}\s*=\s*$", text[: low.start]):
+                continue
+            gap = gap[: named.start()]
         if re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?(?:to|up to|-|–|…|\.\.\.?)\s*", gap) or (
-            re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?and\s+", gap) and re.search(r"\bbetween\s+$", text[: low.start])
+            re.fullmatch(r"\s*(?:[^\s\d]{1,6}\s+)?and\s*", gap) and re.search(rf"\bbetween\s+{_NAMED}$", text[: low.start])
         ) or (_MAXIMUM.fullmatch(gap) and _MINIMUM.search(text[: low.start])):
             found.append((low, high))
     return found

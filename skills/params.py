@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from skills.parameter import Parameter, ParameterSchema, as_schema
 
 __all__ = [
-    "SkillCodeError", "ParameterError", "BOUND_KEYWORDS", "role_bounds", "with_bounds", "signature_schema", "run_summary", "params_model",
+    "SkillCodeError", "is_count_setting", "ParameterError", "BOUND_KEYWORDS", "role_bounds", "with_bounds", "signature_schema", "run_summary", "params_model",
     "validate_params", "parse_assignments", "params_text", "load_param_sets",
 ]  # fmt: skip
 
@@ -72,6 +72,13 @@ def _run_function(code: str) -> ast.FunctionDef:
     raise SkillCodeError("the skill code defines no top-level function run(...)")
 
 
+def is_count_setting(name: str) -> bool:
+    """Whether a parameter's name is that of a count of how a computation is done (steps, iterations, k-points, a
+    supercell's repeats, sample points: numpy's ``num``, ``n_…``), not of what is computed on."""
+    words = [w for w in name.lower().split("_") if w]
+    return bool(_COUNTS & set(words)) or words == ["num"] or (words[:1] in (["n"], ["num"]) and len(words) > 1)
+
+
 def role_bounds(name: str, prop: Parameter | dict[str, Any]) -> dict[str, Any]:
     """The bounds a numeric parameter's physical role implies, read from its name and description; {} when none.
 
@@ -85,7 +92,7 @@ def role_bounds(name: str, prop: Parameter | dict[str, Any]) -> dict[str, Any]:
     words = [w for w in name.lower().split("_") if w]
     text = typed.description or ""
     found: dict[str, Any] = {}
-    if typed.type == "integer" and (_COUNTS & set(words) or (words[:1] in (["n"], ["num"]) and len(words) > 1) or "number of" in text.lower()):
+    if typed.type == "integer" and (is_count_setting(name) or "number of" in text.lower()):
         found = {"minimum": 1}
     elif _POSITIVE & set(words) or _POSITIVE_PHRASES.search(text):
         found = {"exclusiveMinimum": 0}

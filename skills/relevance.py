@@ -2,11 +2,13 @@
 
 A lifted substance must change the answer when given another valid value; one that does not is
 put back as a constant. A stated number that did not change it is a setting (fmax, a supercell size): it stays a
-parameter, run as the question states it, and its default may stand for another substance (``tunables``). A stated substance (an element, formula or SMILES) is tried with values that
-differ in what the code reads of it (``skills/probes.py``), and put back only when those values prove
-the answer independent of it; when they cannot, it stays a parameter (``inconclusive``). A constant the
-question never states but that changes the answer (a lattice constant, a supercell size) is a
-*hidden input*: it may belong to the verified example's material, so the skill declines to answer for
+parameter, run as the question states it, and its default may stand for another substance (``tunables``), as does a
+bound the question sets ("molecular weight at most 500") or a count of how it is computed (11 points of a fit): the
+criterion's or the method's, not the substance's. A stated substance (an element, formula or SMILES) is tried with
+values that differ in what the code reads of it (``skills/probes.py``), and put back only when those values prove the
+answer independent of it; when they cannot, it stays a parameter (``inconclusive``). A constant the question never
+states but that changes the answer (a lattice constant, a supercell size) is a *hidden input*: it may belong to the
+verified example's material, so the skill declines to answer for
 another material (``skills/binding.py``).
 """
 
@@ -19,8 +21,9 @@ from pydantic import BaseModel, Field, JsonValue
 from deployments.settings import Settings
 from skills.answer_check import check_answer
 from skills.chemistry import same_formula
-from skills.lifting import Lifted, LiftedDraft, render, schema_of, where
+from skills.lifting import Lifted, LiftedDraft, bound_name, render, schema_of, where
 from skills.mentions import Mention, find_mentions
+from skills.params import is_count_setting
 from skills.probes import code_names, code_reads, perturbed, probe_values, shown_independent
 from skills.runner import run_skill_code_many
 
@@ -47,7 +50,10 @@ class RelevanceReport(BaseModel):
     )
     tunables: list[str] = Field(
         default_factory=list,
-        description="Kept numbers whose other values gave the same answer: stated settings (fmax, a supercell size), run as stated.",
+        description=(
+            "Kept numbers whose verified value may stand for another substance: stated settings whose other values gave the same "
+            "answer (fmax, a supercell size), run as stated, and criteria the question sets as bounds (molecular weight at most 500)."
+        ),
     )
     error: str | None = None
 
@@ -104,6 +110,8 @@ def check_relevance(
         if changed.get(entry.name):
             kept.append(entry)
             report.kept.append(entry.name)
+            if entry.kind in ("number", "integer") and (bound_name(entry) or is_count_setting(entry.name)):
+                report.tunables.append(entry.name)  # a criterion ("molecular weight at most 500") or a count of the method's (11 points)
         elif not ran.get(entry.name):
             kept.append(entry)
             report.kept.append(entry.name)

@@ -80,6 +80,12 @@ GLOSSARY = {
     "ro5": "rule of five",
     "ops": "operations",
     "wt": "weight",
+    "mw": "molecular weight",
+    "psa": "polar surface area",
+    "clogp": "logp",
+    "avg": "average",
+    "coh": "cohesive",
+    "vac": "vacancy",
 }
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
@@ -87,7 +93,7 @@ EQUIVALENTS = [
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
     ("international symbol", "hermann mauguin symbol"), ("mass fraction", "weight fraction"), ("equilibrium", "relaxed"),
-    ("symmetry operations", "space group operations"),
+    ("symmetry operations", "space group operations"), ("shortest distance", "nearest neighbour distance"), ("bond length", "separation"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 
@@ -210,7 +216,8 @@ _ASKING = (
 _QUANTITY = re.compile(
     rf"\b(?:{_ASKING})\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+|its\s+)?(?!to\b)(?P<q>(?:[A-Za-z][\w'-]*\s+){{0,4}}?[A-Za-z][\w-]*)"
     r"(?=\s*\(|\s*[,?.:;]|\s+(?:of|for|in|does|do|is|are|at|with|from|between|using|by|according|after|when|if|that|via|on"
-    r"|the|an?|comes?|gives?|results?|remains?|survives?|returns?|yields?|has|have|was|were|will|would|can|could|should)\b)",
+    r"|the|an?|comes?|gives?|results?|remains?|survives?|returns?|yields?|has|have|was|were|will|would|can|could|should"
+    r"|it|they|we|you|one)\b)",
     re.IGNORECASE,
 )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", "converted"]
+__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", "converted", "joined_units"]
 
 # Symbols that are units and nothing else in a question (never a word or an element read alone).
 _PLAIN = (
@@ -62,6 +62,14 @@ _WORD_UNITS = "(?:" + "|".join(sorted({*_SPELLED, "angstrom", "angstroms", "ång
 _SPELLED_COMPOSITE = re.compile(rf"(?<![\w])(?:{_WORD_UNITS}|{_SYMBOL})\s+per\s+(?:(?:square|cubic)\s+)?{_WORD_UNITS}(?![\w])", re.IGNORECASE)
 _SPELLED_POWER = re.compile(rf"(?<![\w])(?:square|cubic)\s+(?:{_WORD_UNITS}|Å|nm|pm|cm|mm)(?![\w])", re.IGNORECASE)
 """A length spelled to a power: "cubic ångströms" is Å^3, "square angstroms" Å^2."""
+
+
+def joined_units(text: str) -> str:
+    """``text`` with units spelled in two words written as one ("electron volts" is electronvolts): one word, one unit."""
+    return _TWO_WORDS.sub(lambda m: f"electronvolt{m.group(1)}", text)
+
+
+_TWO_WORDS = re.compile(r"\belectron[\s-]+volt(s?)\b", re.IGNORECASE)
 
 
 def is_unit(text: str) -> bool:

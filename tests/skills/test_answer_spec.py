@@ -71,3 +71,8 @@ def test_a_list_the_asker_names_is_no_answer_form_where_nothing_is_said_of_what_
     assert read_answer_spec(asked).output_type == "str"
     assert read_answer_spec("Which elements does it hold, as a list?").output_type == "list"
     assert read_answer_spec("Return the vendor list of distances.").output_type == "list"  # said what to return: as it says
+
+
+def test_rounding_to_a_step_is_rounding_to_its_decimals():
+    assert read_answer_spec("rdkit molwt for lidocaine — g/mol, round to 0.001").decimals == 3
+    assert read_answer_spec("rounded to the nearest 0.01, please").decimals == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skills.binding import BindingDeclined, bind
-from skills.context import framing_words, instruction_words, substance_names
+from skills.context import data_sources, framing_words, instruction_words, substance_names
 from skills.mentions import find_mentions
 from skills.terms import explaining_forms
 from tests.skills.test_binding import lifted, rocksalt
@@ -356,3 +356,14 @@ def test_report_after_a_determiner_is_a_noun_of_the_framing_and_says_no_how():
     assert {"lab", "report", "measurement"} <= framing_words(query, find_mentions(query))
     query = "I'm preparing to report the density with a slab model. What is the density of NaCl?"
     assert "slab" not in framing_words(query, find_mentions(query))  # "report" the verb: what follows says how
+
+
+def test_a_preposition_ending_in_ing_opens_no_instruction():
+    assert instruction_words("According to ASE's EMT potential, what is the bulk modulus of fcc Ni?") == []
+    assert instruction_words("Doubling the formula. What is the molar mass?") == ["doubling"]
+
+
+def test_the_method_given_energies_came_from_is_named_as_their_source():
+    assert data_sources("Given DFT total energies per formula unit Mg = -1.6 eV, O2 = -9.86 eV") == {"dft"}
+    assert data_sources("PBE-computed energies: Li 0.0, O2 0.0") == {"pbe"}
+    assert data_sources("What is the DFT band gap of Si?") == set()

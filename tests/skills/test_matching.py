@@ -614,3 +614,51 @@ def test_a_function_name_a_systematic_name_and_a_minimum_and_maximum_setting_are
 )
 def test_what_an_attack_on_the_loosened_matching_found_declines(skill, query, reason):
     declines(skill, query, reason)
+
+
+# -- questions written by others: what they asked, however they wrote it ----------------------------------------------------
+
+SYMMETRY_OPERATIONS = library_skill("spglib_symmetry_operations_si")
+HBONDS = library_skill("rdkit_hbond_donors_acceptors_paracetamol")
+FORMATION = library_skill("pymatgen_phase_diagram_formation_energy_li2o")
+LATTICE = library_skill("ase_emt_cu_lattice_constant")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        # a parameter's name right before its number, however many names stand before it; a cue noun right after one
+        (LJ_DIMER, "Relaxed separation of an LJ dimer (ASE LennardJones, sigma 2.0 Å, epsilon 0.5 eV, a 10 Å cutoff, starting distance 2.5 Å, fmax 1e-5 eV/Å), 4 decimals.", {"sigma": 2.0, "epsilon": 0.5, "rc": 10.0, "fmax": 1e-05, "starting_distance": 2.5}),
+        # a range written as one token with its unit, and one whose ends are each named; points of the scan are numpy's num
+        (BULK_MODULUS, "According to ASE's EMT potential, what is the bulk modulus of fcc Ni (unit: GPa) from an 11-point EOS fit over a=3.42-3.62Å? Round to 1 dp.", {"element": "Ni", "crystal_structure": "fcc", "min_lattice_constant": 3.42, "max_lattice_constant": 3.62, "num": 11}),
+        (LATTICE, "Using ASE's EMT and a 9-point equation-of-state scan of fcc gold between a=3.95Å and a=4.20Å, what is the equilibrium lattice constant (Å)? Three decimals.", {"element": "Au", "min_lattice_constant": 3.95, "max_lattice_constant": 4.2, "num": 9}),
+        (LATTICE, "emt lattice parameter palladium fcc, scan 3.8-4.0 A 11 pts + ase eos. A 4 dp", {"element": "Pd", "min_lattice_constant": 3.8, "max_lattice_constant": 4.0, "num": 11}),
+        # a ring-closing SMILES is no formula; a possessive name before it and a name after it in brackets name it
+        (TPSA, "What is morpholine's (C1COCCN1) topological polar surface area according to RDKit? Square ångströms, two decimals.", {"smiles": "C1COCCN1"}),
+        (MOLWT, "rdkit molwt for lidocaine CCN(CC)CC(=O)Nc1c(C)cccc1C — g/mol, round to 0.001", {"smiles": "CCN(CC)CC(=O)Nc1c(C)cccc1C"}),
+        # units spelled in two words, and "per angstrom"
+        (ATOMIZATION, "Using ASE's EMT calculator, how much energy (in electron volts) is needed to pull a relaxed O2 molecule apart into two free oxygen atoms? Relax it first to a maximum force of 0.01 eV per angstrom, and give four decimals.", {"formula": "O2", "fmax": 0.01}),
+        # an order, not a pick
+        (HBONDS, "Could you count the hydrogen-bond donors and acceptors of aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) with RDKit's Lipinski module? I'd like a two-element list of integers, donors first, then acceptors.", {"smiles": "CC(=O)Oc1ccccc1C(=O)O"}),
+    ],
+)
+def test_questions_written_by_others_bind_what_they_state(skill, query, params):
+    assert bind(skill, query).params == params
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # another quantity of the same cell, asked without naming the verified one
+        (SYMMETRY_OPERATIONS, "What space group number does spglib assign to the conventional 8-atom cell of diamond silicon (a = 5.431 Å)? Return an integer.", "asks for the space group number; the skill computes the symmetry operations"),
+        # a basis the question turns down is not one it asks for; the one it asks for is not the skill's
+        (FORMATION, "Given these total energies (eV per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, what is the formation energy of Li2O per formula unit (not per atom), in electron volts? Use pymatgen.", "asks per formula unit"),
+    ],
+)
+def test_another_quantity_or_basis_declines_however_it_is_written(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_the_verified_quantity_named_in_other_words_still_binds():
+    query = "How many space-group operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å? Return an integer."
+    assert bind(SYMMETRY_OPERATIONS, query).params == {"element": "Si", "crystal_structure": "diamond", "a": 5.431}

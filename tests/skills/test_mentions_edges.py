@@ -190,3 +190,28 @@ def test_code_written_in_a_question_states_its_keyword_values_and_a_hydrate_is_o
     assert [m.text for m in find_mentions("2 E(H) + E(O) - E(H2O), relaxed")] == ["H", "O", "H2O"]  # a count of atoms, no value
     assert [m.text for m in find_mentions("the octanol/water partition coefficient of naproxen")] == ["naproxen"]
     assert [m.text for m in find_mentions("N,N-dimethylformamide and 1,3-butadiene")] == ["dimethylformamide", "1,3-butadiene"]
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("fit over a=3.42-3.62Å? Round", [("3.42", None), ("3.62Å", "Å")]),  # a range as one token, its unit after the second end
+        ("scan 3.8-4.0 A 11 pts", [("3.8", None), ("4.0", "A"), ("11", None)]),
+        ("relax to a maximum force of 0.01 eV per angstrom", [("0.01", "eV/Å")]),
+        ("the cohesive energy, 3.5 eV per atom", [("3.5", "eV/atom")]),
+    ],
+)
+def test_ranges_and_units_written_loosely(text, values):
+    assert [(m.text, m.unit) for m in find_mentions(text) if m.kind == "number"] == values
+
+
+def test_points_written_short_are_points_and_a_ring_closing_smiles_is_no_formula():
+    assert [m.counted for m in find_mentions("scan 3.8-4.0 A 11 pts") if m.kind == "number"] == [None, None, "point"]
+    ring = [m for m in find_mentions("the TPSA of morpholine (C1COCCN1)") if m.text == "C1COCCN1"]
+    assert [(m.kind, m.smiles, m.formula) for m in ring] == [("smiles", "C1COCCN1", None)]
+    assert [m.kind for m in find_mentions("LiFePO4 and Li1Fe1P1O4")] == ["formula", "formula"]  # counts of one, no ring
+
+
+@pytest.mark.parametrize("text", ["g/mol, round to 0.001", "mass fraction (pymatgen), float 0..1 4 dp"])
+def test_a_rounding_step_and_a_zero_to_one_range_are_the_answers_format(text):
+    assert [m for m in find_mentions(text) if m.kind == "number"] == []

@@ -105,3 +105,30 @@ def test_an_element_is_also_tried_as_the_other_sites_element_and_a_dropped_one_s
     question = "What is the volume per atom (unit: Å^3/atom) of hcp magnesium, a = 3.209 Å and c = 5.211 Å, Mg at (1/3, 2/3, 1/4) in P6_3/mmc? Return a float rounded to 4 decimal places."
     report = check(HCP_SITES_VOLUME, question, 23.2364)  # every crystal tried gives the same volume per atom
     assert report.kept == ["a", "c"] and report.dropped == ["crystal"] and report.independent_of == ["element"]
+
+
+LIPINSKI = (
+    "import json\nfrom rdkit import Chem\nfrom rdkit.Chem import Descriptors, Lipinski\n"
+    'm = Chem.MolFromSmiles("CC(=O)Oc1ccccc1C(=O)O")\n'
+    "print(json.dumps(bool(Descriptors.MolWt(m) <= 500 and Lipinski.NumHAcceptors(m) <= 10)))\n"
+)
+LIPINSKI_QUERY = "Does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have a molecular weight of at most 500 and at most 10 H-bond acceptors, by RDKit? Return true or false."
+EOS_POINTS = (
+    "import json\nimport numpy as np\nfrom ase.build import bulk\nfrom ase.calculators.emt import EMT\nfrom ase.eos import EquationOfState\n"
+    "v, e = [], []\nfor a in np.linspace(3.5, 3.7, 5):\n    c = bulk('Cu', 'fcc', a=a)\n    c.calc = EMT()\n    v.append(c.get_volume())\n"
+    "    e.append(c.get_potential_energy())\nv0, e0, b = EquationOfState(v, e).fit()\nprint(json.dumps(round((4 * v0) ** (1 / 3), 4)))\n"
+)
+EOS_QUERY = "What lattice constant (unit: Å) of fcc copper does an EOS fit to 5 evenly spaced lattice constants from 3.5 to 3.7 Å give with ASE's EMT? Return a float rounded to 4 decimal places."
+
+
+def test_a_bound_the_question_sets_is_the_criterions_and_stands_for_another_substance(workspace):
+    report = check(LIPINSKI, LIPINSKI_QUERY, True)
+    assert report.error is None and report.kept == ["smiles", "max_molecular_weight", "max_h_bond_acceptors"]
+    assert report.tunables == ["max_molecular_weight", "max_h_bond_acceptors"]  # thresholds of the rule, not aspirin's properties  # a threshold of the rule, not aspirin's property
+
+
+def test_a_count_of_the_methods_points_stands_for_another_substance_though_it_changes_the_answer(workspace):
+    report = check(EOS_POINTS, EOS_QUERY, 3.5898)
+    assert report.error is None and "num" in report.kept and "num" in report.tunables
+    assert not {"min_lattice_constant", "max_lattice_constant"} & set(report.tunables)  # copper's range is copper's
+    assert report.parameters["min_lattice_constant"]["unit"] == "Å"  # "3.5 to 3.7 Å": the range's unit is its start's too
