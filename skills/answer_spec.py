@@ -33,6 +33,9 @@ _TYPES = [
 ]
 
 
+_TWO_IN_ORDER = re.compile(r"\bfirst\s*[,;]?\s*(?:and\s+)?then\b", re.IGNORECASE)
+
+
 def read_answer_spec(query: str) -> AnswerSpec:
     """The output type, unit and decimals a query asks for (``any``/None where it is silent)."""
     text = query.replace("\u00c5", "Å")
@@ -44,6 +47,8 @@ def read_answer_spec(query: str) -> AnswerSpec:
         if found and not (name == "list" and ask is None and _a_named_list(where, found.start())):
             output_type = name
             break
+    if output_type == "any" and _TWO_IN_ORDER.search(text):
+        output_type = "list"  # "acceptors first, then donors": two values, in that order
     decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
     step = re.search(r"\bround(?:ed)?\s+(?:off\s+)?to\s+(?:the\s+nearest\s+)?0\.(0*)1\b", text, re.IGNORECASE)  # "round to 0.001"
     unit = re.search(r"\(units?:\s*([^)]+?)\s*\)", text, re.IGNORECASE)

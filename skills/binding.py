@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import element_symbol, formula_elements, is_formula, resolve_name, same_formula
+from skills.chemistry import canonical_smiles, element_symbol, formula_elements, is_formula, resolve_name, same_formula
 from skills.context import ALTERING, aside_words, data_sources, framing_words, instruction_words, structure_names, substance_names
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
@@ -100,8 +100,8 @@ from skills.substances import (
     value_of,
     whole_of,
 )  # fmt: skip
-from skills.terms import explaining_forms, explains, forms, is_everyday, is_phrase, is_technical, written_acronyms
-from skills.units import converted, is_unit, joined_units, same_unit
+from skills.terms import asked_quantity, explaining_forms, explains, forms, is_everyday, is_phrase, is_technical, written_acronyms
+from skills.units import converted, is_spelled_unit, joined_units, same_unit
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
 
@@ -173,6 +173,12 @@ def _described(skill: Skill) -> frozenset[str]:
     return frozenset(form for text in texts for w in re.findall(r"[A-Za-z]+", text) for form in forms(w))  # as written: no equivalents
 
 
+_OTHER_SOURCES = frozenset("experimental experiment experimentally measured measurement measurements observed empirical".split())
+"""Words that ask for a value from another source than the skill's computation ("according to experiment", "the measured
+bulk modulus"), where they qualify what is asked, not a value the question gives ("the experimental lattice constant, 3.61 Å")."""
+_ACCORDING = re.compile(r"\baccording\s+to\s+(?:the\s+)?([A-Za-z]+)", re.IGNORECASE)
+
+
 _FIRST_SITE = re.compile(r"get_neighbors\(\s*\w+\[0\]")
 """Code that looks around a structure's first site (``s.get_neighbors(s[0], r)``)."""
 def _site_elements(value: Any) -> set[str]:
@@ -209,7 +215,7 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
     for word, before, negated in question_words(query, asked):
         if word in named or word in joined:
             continue  # "atorvastatin (SMILES …)": the molecule's name, whatever the name database knows
-        if len(word) > 3 and is_unit(word):
+        if is_spelled_unit(word):
             continue  # "Electronvolts, rounded to four decimals": a unit spelled out, wherever it stands
         if negated and explains(vocabulary, "un" + word):
             continue  # "no relaxation" is what an unrelaxed skill computes
@@ -249,8 +255,8 @@ def _names_of_smiles(query: str, asked: list[Mention]) -> set[str]:
         if named:
             found.add(named.group(1).lower())
         after = re.match(r"\s*\(\s*([\w,-]*[A-Za-z][\w,-]*)\s*\)", query[mention.end :])  # "OCCc1ccccc1 (2-phenylethanol)"
-        if after:
-            found |= {w.lower() for w in re.findall(r"[A-Za-z]+", after.group(1))}
+        if after and (named_as := resolve_name(after.group(1))) and named_as.smiles and canonical_smiles(named_as.smiles) == canonical_smiles(mention.smiles or ""):
+            found |= {w.lower() for w in re.findall(r"[A-Za-z]+", after.group(1))}  # its name, not "(anion)" nor "(dimer)"
     if any(m.kind in ("smiles", "formula") for m in asked):  # "1,3,7-trimethylpurine-2,6-dione (caffeine, SMILES …)": a name
         found |= {w.lower() for token in query.split() if _SYSTEMATIC_NAME.search(token) for w in re.findall(r"[A-Za-z]+", token)}
     return found | {ion for _, ion in _formula_names(query, asked)}
@@ -463,6 +469,10 @@ def _basis_said(asked: str | None, given: str | None, query: str) -> bool:
     return bool(re.search(rf"\bper[\s-]+{re.escape(basis)}s?\b", query, re.IGNORECASE))
 
 
+_WH_QUESTION = re.compile(r"(?:^|[.!?:]\s+)(?:what|which|how|where|when|who)\b", re.IGNORECASE)
+_YES_NO = re.compile(r"\b(?:true|false|yes|no|bool|boolean|whether)\b|\b(?:is|are|does|do|can|will|would|should|has|have)\s+(?:it|they|this|the|a|an)\b", re.IGNORECASE)
+
+
 def _answer_differs(skill: Skill, query: str) -> str | None:
     """Why the answer the question asks for cannot be this skill's (another unit or kind of value), or None."""
     spec = read_answer_spec(query)
@@ -475,6 +485,10 @@ def _answer_differs(skill: Skill, query: str) -> str | None:
     kinds = {spec.output_type, skill.output_type}
     if "any" not in kinds and len(kinds) > 1 and kinds != {"int", "float"}:
         return f"the question asks for a {spec.output_type}; the skill gives a {skill.output_type}"
+    if skill.output_type in ("bool", "str") and re.search(r"\bhow\s+(?:many|much)\b", query, re.IGNORECASE):
+        return f"the question asks how many or how much; the skill gives a {skill.output_type}"  # never a yes or a name
+    if skill.output_type == "bool" and _WH_QUESTION.search(query) and not _YES_NO.search(query):
+        return "the question asks what, not whether; the skill answers true or false"
     return None
 
 
@@ -572,6 +586,8 @@ def bind(skill: Skill, query: str) -> Binding:
         w for _, w in aside_words(query, asked) if w not in framing and w not in naming_words and not explains(vocabulary, w) and w not in unexplained
     ]  # fmt: skip
     unexplained += [w for w in instruction_words(query) if not explains(vocabulary, w) and w not in unexplained]
+    sourced = [*asked_quantity(query), *(w.lower() for w in _ACCORDING.findall(query))]  # the experimental energy; according to experiment
+    unexplained += [w for w in dict.fromkeys(sourced) if w in _OTHER_SOURCES and not explains(vocabulary, w) and w not in unexplained]
     if unexplained:
         shown = ", ".join(repr(w) for w in unexplained[:4])
         raise BindingDeclined(f"the question asks about {shown}, which this skill was not verified on")
@@ -715,8 +731,12 @@ def _bind_entries(
     name = tables[0]
     if not pairs:
         raise BindingDeclined(f"the question lists no entries for {name} (a substance and its number each, as in {properties[name].source!r})")
+    head = query[: pairs[0][0].start]
+    said = head[head.lower().rfind("energ") :] if "energ" in head.lower() else ""  # "total energies per atom: Li 0.0, …"
+    if re.search(r"/\s*atom|per\s+(?!formula\s+unit)|\b(?:kj|kcal|mol|mev|ry|hartree|two|half|double|twice)\b", said, re.I):
+        raise BindingDeclined(f"the question gives its entries' energies {said.strip(' :')!r}, not per formula unit as written")
     for substance, number in pairs:  # "Li2O2 -1.4 per atom", "LiO2 -231.6 kJ/mol", "(per two formula units)": not the list's basis
-        after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
+        after = re.match(r"[^,;]*?(?=\s*(?:[,;]|\band\b|\.\s|\.?$|\s[—–-]\s|\)\s*[,;.]?\s*(?:[A-Z]|$)))", query[number.end :])
         rest = after.group() if after else query[number.end :]
         if (number.unit and not same_unit(number.unit, "eV")) or re.search(r"/|per\s+(?!formula\s+unit)|\b(?:kj|kcal|mol|mev|ry|hartree|two|half|double|twice)\b", rest, re.I):
             raise BindingDeclined(f"the question gives {substance.text} {number.text}{rest.rstrip()}, not as the other entries are given")
@@ -916,8 +936,8 @@ def _counts_alike(mention: Mention, source: Mention | None, name: str) -> bool:
     return source.counted == mention.counted or (mention.counted in _SAMPLED and source.counted is None and is_count_setting(name))
 
 
-_SAMPLED = frozenset({"point", "step", "image"})
-"""What a count of the method's counts, where the question writes it as "15-point", "9 points", "200 steps"."""
+_SAMPLED = frozenset({"point", "image"})
+"""What a count of the method's counts, where the question writes it as "15-point", "9 points" (not "in 10 steps": 11 points)."""
 
 
 def _takes(name: str, properties: Mapping[str, Parameter], code_names: set[str]) -> bool:

@@ -58,7 +58,10 @@ def data_sources(query: str) -> set[str]:
     """The methods the question says its given energies came from ("Given DFT total energies per formula unit: …", "PBE
     energies"): where values came from, not how the skill computes with them."""
     methods = "|".join(sorted(_OTHER_METHODS))
-    return {m.lower() for m in re.findall(rf"\b({methods})(?:[\s-]+(?:computed|calculated|total|formation|ground[\s-]state))*\s+energ", query, re.I)}
+    given = re.findall(rf"\b(?:given|these|with|using|from)\s+(?:the\s+)?({methods})(?:[\s-]+(?:computed|calculated|total))*\s+energies\b", query, re.I)
+    found = {m.lower() for m in given}
+    said = [m.lower() for m in re.findall(rf"\b({methods})\b", query, re.I)]
+    return {m for m in found if said.count(m) == 1}  # "Given PBE total energies …, the HSE formation energy": HSE is asked
 
 
 def instruction_words(query: str) -> list[str]:

@@ -43,7 +43,7 @@ from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, is_element, is_formula
 from skills.mentions import GENERIC_WORDS, Mention, find_mentions, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_phrase, is_technical, written_acronyms
-from skills.units import normal_unit, same_unit, unit_spans
+from skills.units import is_spelled_unit, normal_unit, same_unit, unit_spans
 
 __all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
@@ -110,6 +110,7 @@ def _qualifiers(text: str, substances: Iterable[str]) -> list[str]:
     return [
         w.removesuffix("'s") for w in asked_quantity(text)
         if len(w) > 2 and w not in GENERIC_WORDS and w not in NEUTRAL and w.removesuffix("'s") not in names and w != "per"
+        and not is_spelled_unit(w)  # "how many grams does a mole weigh": a unit, what it is asked in
     ]  # fmt: skip
 
 
@@ -168,11 +169,12 @@ def other_qualifier(verified: Sequence[str], query: str) -> str | None:
     return None
 
 
-def _quantity_words(text: str) -> list[str]:
-    """The content words of what ``text`` asks for: less neutral, generic and count words, pronouns and elements."""
+def _quantity_words(text: str, generic: bool = False) -> list[str]:
+    """The content words of what ``text`` asks for: less neutral and count words, pronouns, elements and (unless
+    ``generic``) generic words ("lattice constant")."""
     return [
         w.removesuffix("'s") for w in asked_quantity(text)
-        if len(w) > 2 and w not in NEUTRAL | _STATES | _COUNTS | _PRONOUNS and w not in GENERIC_WORDS and not _substance(w)
+        if len(w) > 2 and w not in NEUTRAL | _STATES | _COUNTS | _PRONOUNS and (generic or w not in GENERIC_WORDS) and not _substance(w)
     ]  # fmt: skip
 
 
@@ -190,8 +192,8 @@ def other_quantity(verified: Sequence[str], query: str, described: frozenset[str
     new = [w for w in _quantity_words(query) if not explains(described, w) and w not in written]  # not a SMILES's letters
     if not new:
         return None
-    theirs = [words for words in (_quantity_words(text) for text in verified) if words]
-    said = _said([query])
+    theirs = [words for words in (_quantity_words(text, generic=True) for text in verified) if words]  # "lattice constant" too
+    said = _said([" ".join(asked)])  # named as what is asked, not as a given ("the space group number, given its symmetry operations")
     if not theirs or any(explains(said, w) for words in theirs for w in words):
         return None
     terms = [w for w in new if is_technical(w)] + [f"{a} {b}" for a, b in itertools.pairwise(asked) if is_phrase(a, b) and (a in new or b in new)]
@@ -220,6 +222,10 @@ def other_basis(verified: Sequence[str], query: str, answer_unit: str | None = N
     skill's answer has a basis (``answer_unit`` eV/atom) the question never states, another basis the question states more
     often than any verified question ("the formation energy per formula unit", beside energies given per formula unit)."""
     stated = [_basis(text, ("atom", "mol")) for text in verified]  # "g/mol" of the verified question says per mole
+    answered_basis = _basis_name(normal_unit(answer_unit).rpartition("/")[2]) if answer_unit and "/" in answer_unit else None
+    for denied in _denied_bases(query):  # "the formation energy (not per atom)" of a skill that gives eV/atom
+        if denied == answered_basis or any(denied in bases for bases in stated):
+            return f"the question asks not per {denied}; the skill was verified per {denied}"
     asked = _basis(query)
     for basis in dict.fromkeys(asked):
         if all(basis not in bases for bases in stated):
@@ -237,6 +243,11 @@ _ANSWER_BASES = ("atom", "formula unit", "cell", "molecule", "mol")
 _SLASH_BASIS = re.compile(r"(?<=[A-Za-z])\s*/\s*(formula[\s-]+unit|f\.u\.?|fu)(?![A-Za-z])", re.I)
 
 
+def _denied_bases(text: str) -> list[str]:
+    """The bases a text turns down: "not per atom", "rather than eV/atom"."""
+    return _basis(" ".join(_NEGATION.sub("", m.group()) for m in _DENIED_BASIS.finditer(text)), ("atom", "mol"))
+
+
 def _basis(text: str, of_units: tuple[str, ...] = ("atom",)) -> list[str]:
     """The bases a text states: "per atom", "per formula unit", "eV/f.u.", "per Li2O", "of one Li2O unit", and those
     ``of_units`` a unit says ("eV/atom"); not one it denies ("per formula unit (not per atom)")."""
@@ -252,6 +263,7 @@ _DENIED_BASIS = re.compile(
     r"\b(?:not|rather\s+than|instead\s+of|as\s+opposed\s+to)\s+(?:in\s+)?(?:per\s+[A-Za-z][\w.]*(?:\s+unit)?|[A-Za-z]*eV\s*/\s*[\w.]+)", re.I
 )
 """A basis the question turns down: "not per atom", "rather than eV/atom"."""
+_NEGATION = re.compile(r"^\s*(?:not|rather\s+than|instead\s+of|as\s+opposed\s+to)\s+(?:in\s+)?", re.I)
 # "per Li2O", "of one Li2O unit": a basis of one formula unit, written with the formula itself.
 _FORMULA_BASIS = re.compile(r"\bper\s+(?:one\s+)?([A-Z][A-Za-z0-9]*)\b(?!\s*-)|\bone\s+([A-Z][A-Za-z0-9]*)\s+(?:formula\s+)?unit\b")
 
@@ -345,8 +357,8 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
             _SETTING_VALUE.match(query, found.end()) or (re.search(r"\b(?:a|an)\s+$", query[: found.start()]) and _OF_VALUE.match(query, found.end()))
         ):
             continue
-        if word.lower() == "first" and _THEN.match(query, found.end()):
-            continue  # "donors first, then acceptors": an order, no pick
+        if word.lower() == "first" and (_THEN.match(query, found.end()) or _NAMED_FIRST.search(query[: found.start()]) and _ENDS.match(query, found.end())):
+            continue  # "donors first, then acceptors", "a two-integer list, donors first.": an order, no pick (``other_order``)
         alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
         if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
             return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
@@ -356,21 +368,39 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
 _SETTING_VALUE = re.compile(r"(?:\s+[a-z]+){0,3}?\s*(?:is|=|:)\s*[-+]?\d|(?:\s+(?!of\b)[a-z]+){1,3}\s+[-+]?\d")
 _OF_VALUE = re.compile(r"\s+of\s+[-+]?\d")
 _THEN = re.compile(r"\s*[,;]?\s*(?:and\s+)?then\b", re.IGNORECASE)
+_NAMED_FIRST = re.compile(r"\b[A-Za-z]{3,}s\s+$")
+_ENDS = re.compile(r"\s*(?:[.,;)]|$)")
 """After "minimum" or "maximum": the setting it names is given a value ("… path length is 1", "… = 0.5", "minimum path
 1"; "a maximum of 6"), never "the minimum of 11 energies", which asks for one."""
 _WORD_LIST = re.compile(r"\[\s*([A-Za-z][\w -]*(?:\s*,\s*[A-Za-z][\w -]*)+)\s*\]")
 
 
 def other_order(verified: Sequence[str], query: str) -> str | None:
-    """A list of named values asked in another order than the verified question gives it ("[acceptors, donors]")."""
-    for match in _WORD_LIST.finditer(query):
-        asked = [w.strip().lower() for w in match.group(1).split(",")]
+    """A list of named values asked in another order than the verified question gives it ("[acceptors, donors]",
+    "acceptors first, then donors")."""
+    orders = [[w.strip().lower() for w in match.group(1).split(",")] for match in _WORD_LIST.finditer(query)]
+    orders += [[m.group(1).lower(), m.group(2).lower()] for m in _THEN_ORDER.finditer(query)]
+    for first in _FIRST_ONLY.finditer(query):  # "donors first.": the one named first must be the skill's first
         for text in verified:
             for known in _WORD_LIST.finditer(text):
                 given = [w.strip().lower() for w in known.group(1).split(",")]
-                if sorted(given) == sorted(asked) and given != asked:
+                named = stem(first.group(1))
+                if named in map(stem, given) and named != stem(given[0]):
+                    return f"the question asks for {first.group(1).lower()} first; the skill gives [{', '.join(given)}]"
+    for asked in orders:
+        for text in verified:
+            for known in _WORD_LIST.finditer(text):
+                given = [w.strip().lower() for w in known.group(1).split(",")]
+                if sorted(map(stem, given)) == sorted(map(stem, asked)) and list(map(stem, given)) != list(map(stem, asked)):
                     return f"the question asks for [{', '.join(asked)}]; the skill gives [{', '.join(given)}]"
     return None
+
+
+_THEN_ORDER = re.compile(
+    r"\b([A-Za-z]+)(?:\s+(?:counts?|numbers?|values?))?(?:\s+first)?\s*[,;]?\s*(?:and\s+)?then\s+(?:the\s+)?([A-Za-z]+)", re.IGNORECASE
+)
+"""Two values in the order asked: "acceptors first, then donors", "Order: acceptors, then donors"."""
+_FIRST_ONLY = re.compile(r"\b([A-Za-z]{3,}?)(?:\s+(?:counts?|numbers?|values?))?\s+first\b(?!\s*[,;]?\s*(?:and\s+)?then)", re.IGNORECASE)
 
 
 _REPEATED = re.compile(r"(?<![\w.])(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)(?![\w.])")

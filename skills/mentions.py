@@ -398,9 +398,16 @@ def words_after(text: str, position: int, count: int = 2) -> list[str]:
     return [stem(w) for w in found[:count]]
 
 
+_IRREGULAR_PLURALS = {
+    "criteria": "criterion", "radii": "radius", "indices": "index", "matrices": "matrix", "vertices": "vertex", "formulae": "formula",
+    "nuclei": "nucleus", "phenomena": "phenomenon", "spectra": "spectrum", "maxima": "maximum", "minima": "minimum",
+}  # fmt: skip
+
+
 def stem(word: str) -> str:
     """A light stem so that 'relaxing', 'relaxed' and 'relaxation' meet; 'energies' and 'energy' too."""
     word = word.lower().removesuffix("'s")
+    word = _IRREGULAR_PLURALS.get(word, word)  # "criteria" meets "criterion"
     for suffix, repl in (("ies", "y"), ("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= (5 if "ation" in suffix else 4):  # "formation" is not "form"
             return word[: -len(suffix)] + repl

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", "converted", "joined_units"]
+__all__ = ["UNIT_SYMBOLS", "unit_spans", "normal_unit", "same_unit", "is_unit", "converted", "joined_units", "is_spelled_unit"]
 
 # Symbols that are units and nothing else in a question (never a word or an element read alone).
 _PLAIN = (
@@ -69,6 +69,13 @@ def joined_units(text: str) -> str:
     return _TWO_WORDS.sub(lambda m: f"electronvolt{m.group(1)}", text)
 
 
+def is_spelled_unit(word: str) -> bool:
+    """Whether a word is a unit spelled out and nothing else ("electronvolts", "angstroms", "grams"; not "atoms", "moles"
+    or "degrees", which count or measure what may be asked)."""
+    return word.lower() in _SPELLED_ONLY
+
+
+_SPELLED_ONLY = frozenset({*_SPELLED, "angstrom", "angstroms", "ångström", "ångströms"}) - {"mole", "moles", "degrees", "pound", "pounds", "inch", "inches"}
 _TWO_WORDS = re.compile(r"\belectron[\s-]+volt(s?)\b", re.IGNORECASE)
 
 

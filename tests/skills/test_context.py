@@ -365,5 +365,6 @@ def test_a_preposition_ending_in_ing_opens_no_instruction():
 
 def test_the_method_given_energies_came_from_is_named_as_their_source():
     assert data_sources("Given DFT total energies per formula unit Mg = -1.6 eV, O2 = -9.86 eV") == {"dft"}
-    assert data_sources("PBE-computed energies: Li 0.0, O2 0.0") == {"pbe"}
+    assert data_sources("Using PBE-computed energies: Li 0.0, O2 0.0") == {"pbe"}
+    assert data_sources("Given these PBE total energies: Li 0.0, O2 0.0, what is the PBE formation energy?") == set()  # asked of PBE too
     assert data_sources("What is the DFT band gap of Si?") == set()

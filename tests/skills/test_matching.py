@@ -640,6 +640,11 @@ LATTICE = library_skill("ase_emt_cu_lattice_constant")
         (ATOMIZATION, "Using ASE's EMT calculator, how much energy (in electron volts) is needed to pull a relaxed O2 molecule apart into two free oxygen atoms? Relax it first to a maximum force of 0.01 eV per angstrom, and give four decimals.", {"formula": "O2", "fmax": 0.01}),
         # an order, not a pick
         (HBONDS, "Could you count the hydrogen-bond donors and acceptors of aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) with RDKit's Lipinski module? I'd like a two-element list of integers, donors first, then acceptors.", {"smiles": "CC(=O)Oc1ccccc1C(=O)O"}),
+        (HBONDS, "How many H-bond donors and acceptors does nicotine (CN1CCC[C@H]1c1cccnc1) have by RDKit's Lipinski counts? Give a two-integer list, donors first.", {"smiles": "CN1CCC[C@H]1c1cccnc1"}),
+        # a value the question gives from experiment, not an experimental value asked for
+        (COHESIVE, "What is the cohesive energy (unit: eV/atom) of fcc copper at its experimental lattice constant, a = 3.61 Å, with ASE's EMT calculator?", {"element": "Cu", "crystal_structure": "fcc", "a": 3.61}),
+        # an entry list ended by a dash and the question
+        (FORMATION, "Using pymatgen and these total energies (eV, per formula unit as written): Mg -1.5, O2 -9.8, MgO -12.4, MgO2 -16.7 — what is the formation energy per atom (eV/atom) of MgO2? 4 decimal places.", {"energies": [["Mg", -1.5], ["O2", -9.8], ["MgO", -12.4], ["MgO2", -16.7]], "formula": "MgO2"}),
     ],
 )
 def test_questions_written_by_others_bind_what_they_state(skill, query, params):
@@ -652,7 +657,7 @@ def test_questions_written_by_others_bind_what_they_state(skill, query, params):
         # another quantity of the same cell, asked without naming the verified one
         (SYMMETRY_OPERATIONS, "What space group number does spglib assign to the conventional 8-atom cell of diamond silicon (a = 5.431 Å)? Return an integer.", "asks for the space group number; the skill computes the symmetry operations"),
         # a basis the question turns down is not one it asks for; the one it asks for is not the skill's
-        (FORMATION, "Given these total energies (eV per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, what is the formation energy of Li2O per formula unit (not per atom), in electron volts? Use pymatgen.", "asks per formula unit"),
+        (FORMATION, "Given these total energies (eV per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, what is the formation energy of Li2O per formula unit (not per atom), in electron volts? Use pymatgen.", "asks per formula unit|not (?:per )?atom"),
     ],
 )
 def test_another_quantity_or_basis_declines_however_it_is_written(skill, query, reason):
@@ -662,3 +667,36 @@ def test_another_quantity_or_basis_declines_however_it_is_written(skill, query, 
 def test_the_verified_quantity_named_in_other_words_still_binds():
     query = "How many space-group operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å? Return an integer."
     assert bind(SYMMETRY_OPERATIONS, query).params == {"element": "Si", "crystal_structure": "diamond", "a": 5.431}
+
+
+MASS_FRACTION = library_skill("pymatgen_oxygen_mass_fraction_al2o3")
+LIPINSKI = library_skill("rdkit_lipinski_aspirin")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # two values asked in the other order, however the order is written
+        (HBONDS, "How many H-bond donors and acceptors does nicotine (CN1CCC[C@H]1c1cccnc1) have by RDKit? Give the acceptor count first.", "acceptor first"),
+        (HBONDS, "How many donors and acceptors does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have according to RDKit? Return acceptors first, then donors.", r"asks for \[acceptors, donors\]"),
+        (HBONDS, "How many hydrogen-bond donors and acceptors does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have according to RDKit? Order: acceptors, then donors.", r"asks for \[acceptors, donors\]"),
+        # a yes-or-no skill never answers how many, nor a question for two values
+        (LIPINSKI, "How many donors and acceptors does aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O) have according to RDKit?", "how many"),
+        (LIPINSKI, "Aspirin (SMILES CC(=O)Oc1ccccc1C(=O)O): H-bond acceptors first, then donors, per RDKit?", "asks for a list"),
+        # a basis turned down that is the skill's own
+        (FORMATION, "Given these total energies (eV per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, what is the formation energy (not per atom) of Li2O, with pymatgen?", "not (?:per )?atom"),
+        # the energies given on another basis than the list's, said before the list
+        (FORMATION, "Given these DFT total energies per atom: Li 0.0, O2 0.0, Li2O -2.0, Li2O2 -1.4, LiO2 -0.8, what is the formation energy per atom of Li2O with pymatgen?", "not per formula unit"),
+        (FORMATION, "Given these PBE total energies (eV per formula unit as written): Li 0.0, O2 0.0, Li2O -6.0, Li2O2 -5.6, LiO2 -2.4, what is the HSE formation energy per atom of Li2O?", "'hse'"),
+        # a value from another source than the computation
+        (BULK_MODULUS, "According to experiment, what bulk modulus (unit: GPa) does fcc copper have?", "'experiment'"),
+        # a word in brackets after a SMILES that is not its name
+        (MOLWT, "What is the molecular weight of CC(=O)Oc1ccccc1C(=O)O (anion) according to RDKit?", "'anion'"),
+        # atoms are counted, not a unit: the fraction of the atoms is not the mass fraction
+        (MASS_FRACTION, "What fraction of the atoms of Al2O3 are oxygen, computed with pymatgen? Return a float rounded to 4 decimal places.", "'atoms'"),
+        # ten steps between two ends are eleven points: no value of numpy's num
+        (BULK_MODULUS, "What bulk modulus (unit: GPa) does ASE's EMT give fcc Cu from an EOS fit stepping the lattice constant from 3.5 to 3.7 Å in 10 steps?", "states 10"),
+    ],
+)
+def test_what_a_loosely_written_question_really_asks_still_declines(skill, query, reason):
+    declines(skill, query, reason)

@@ -215,3 +215,7 @@ def test_points_written_short_are_points_and_a_ring_closing_smiles_is_no_formula
 @pytest.mark.parametrize("text", ["g/mol, round to 0.001", "mass fraction (pymatgen), float 0..1 4 dp"])
 def test_a_rounding_step_and_a_zero_to_one_range_are_the_answers_format(text):
     assert [m for m in find_mentions(text) if m.kind == "number"] == []
+
+
+def test_an_irregular_plural_meets_its_singular():
+    assert stem("criteria") == stem("criterion") and stem("radii") == stem("radius")
