@@ -597,7 +597,7 @@ def bind(skill: Skill, query: str) -> Binding:
         or other_basis(verified_texts, query, answer_unit) or other_units(verified_texts, query, answer_unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)
-        or other_quantity(verified_texts, query, _described(skill))
+        or other_quantity(verified_texts, query, _described(skill), asked)
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 
 from skills.answer_spec import read_answer_spec
 from skills.chemistry import element_symbol, is_element, is_formula
-from skills.mentions import GENERIC_WORDS, Mention, find_mentions, same_amount, stem
+from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_phrase, is_technical, written_acronyms
 from skills.units import is_spelled_unit, normal_unit, same_unit, unit_spans
 
@@ -181,14 +181,14 @@ def _quantity_words(text: str, generic: bool = False) -> list[str]:
 _PREPOSITIONS = frozenset("for of in on at to from by with about".split())
 
 
-def other_quantity(verified: Sequence[str], query: str, described: frozenset[str]) -> str | None:
+def other_quantity(verified: Sequence[str], query: str, described: frozenset[str], mentions: Iterable[Mention]) -> str | None:
     """Another quantity asked of the same thing: the question names a term of the domain for what it asks ("the *space group*
     number") that neither the verified questions nor what the skill's code says it computes (``described``: ``_said`` of
     them) explain, and it never says the quantity the skill was verified on ("symmetry operations")."""
     asked = asked_quantity(query)
     if not asked or asked[0] in _PREPOSITIONS:
         return None  # "count for OCCc1ccccc1": no quantity named
-    written = {w.lower() for m in find_mentions(query) if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text)}
+    written = {w.lower() for m in mentions if m.kind != "number" for w in re.findall(r"[A-Za-z]+", m.text)}
     new = [w for w in _quantity_words(query) if not explains(described, w) and w not in written]  # not a SMILES's letters
     if not new:
         return None
@@ -380,19 +380,16 @@ def other_order(verified: Sequence[str], query: str) -> str | None:
     "acceptors first, then donors")."""
     orders = [[w.strip().lower() for w in match.group(1).split(",")] for match in _WORD_LIST.finditer(query)]
     orders += [[m.group(1).lower(), m.group(2).lower()] for m in _THEN_ORDER.finditer(query)]
+    lists = [[w.strip().lower() for w in known.group(1).split(",")] for text in verified for known in _WORD_LIST.finditer(text)]
     for first in _FIRST_ONLY.finditer(query):  # "donors first.": the one named first must be the skill's first
-        for text in verified:
-            for known in _WORD_LIST.finditer(text):
-                given = [w.strip().lower() for w in known.group(1).split(",")]
-                named = stem(first.group(1))
-                if named in map(stem, given) and named != stem(given[0]):
-                    return f"the question asks for {first.group(1).lower()} first; the skill gives [{', '.join(given)}]"
+        named = stem(first.group(1))
+        for given in lists:
+            if named in map(stem, given) and named != stem(given[0]):
+                return f"the question asks for {first.group(1).lower()} first; the skill gives [{', '.join(given)}]"
     for asked in orders:
-        for text in verified:
-            for known in _WORD_LIST.finditer(text):
-                given = [w.strip().lower() for w in known.group(1).split(",")]
-                if sorted(map(stem, given)) == sorted(map(stem, asked)) and list(map(stem, given)) != list(map(stem, asked)):
-                    return f"the question asks for [{', '.join(asked)}]; the skill gives [{', '.join(given)}]"
+        for given in lists:
+            if sorted(map(stem, given)) == sorted(map(stem, asked)) and list(map(stem, given)) != list(map(stem, asked)):
+                return f"the question asks for [{', '.join(asked)}]; the skill gives [{', '.join(given)}]"
     return None
 
 
