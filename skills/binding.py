@@ -46,6 +46,7 @@ from skills.meaning import (
     dropped_qualifier,
     fixed_setting,
     other_basis,
+    other_count,
     other_order,
     other_qualifier,
     other_quantity,
@@ -75,6 +76,7 @@ from skills.numeric import (
 from skills.parameter import Parameter
 from skills.params import is_count_setting
 from skills.retrieval import split_name
+from skills.side_remarks import split_side_remarks
 from skills.structures import (
     GROUPS,
     StructureMention,
@@ -100,7 +102,17 @@ from skills.substances import (
     value_of,
     whole_of,
 )  # fmt: skip
-from skills.terms import asked_quantity, explaining_forms, explains, forms, is_everyday, is_phrase, is_technical, written_acronyms
+from skills.terms import (
+    asked_quantity,
+    explaining_forms,
+    explains,
+    forms,
+    is_everyday,
+    is_phrase,
+    is_technical,
+    named_packages,
+    written_acronyms,
+)
 from skills.units import converted, is_spelled_unit, joined_units, same_unit
 
 __all__ = ["BoundValue", "Binding", "BindingDeclined", "bind", "parameter_kind", "ran_with"]
@@ -195,6 +207,10 @@ _OTHER_FORM = re.compile(r"^(?:isotop|deuter|triti|enrich|hydrat|dehydrat|anhydr
 """Ordinary words that make the substance another one: "hydrated CuSO4", "deuterated benzene", "enriched uranium"."""
 
 
+_FUNCTION_WORDS = frozenset("per of in on at to by for from with and or the an".split())
+"""Words that join a phrase of the domain ("energy *per* atom") without naming another thing."""
+
+
 def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], verified: list[str] | None = None) -> list[str]:
     """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
     counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"; "point group" where the
@@ -222,8 +238,8 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
         if negated and not is_everyday(word) and explains(vocabulary, word):
             found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
         elif explains(vocabulary, word):
-            if before and heads.get(stem(word), stem(before)) != stem(before) and is_phrase(before, word) and not explains(vocabulary, before):
-                found.append(before)  # "point group" of a skill verified on the space group: another thing of the same head
+            if before and before not in _FUNCTION_WORDS and heads.get(stem(word)) != stem(before) and is_phrase(before, word) and not explains(vocabulary, before):
+                found.append(before)  # "point group" of a skill verified on the space group, or on no group: another thing
             continue
         elif (
             is_technical(word) or word in acronyms or _OTHER_FORM.search(word)
@@ -334,6 +350,12 @@ def _code_names(code: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
+def _code_counts(code: str) -> list[str]:
+    """What the code counts by name: "entries" of ``GetNumEntries``, "aromatic rings" of ``CalcNumAromaticRings``."""
+    found = (re.match(r"(?:[Gg]et_?|[Cc]alc_?)?(?:Num(?=[A-Z])|num_|Count(?=[A-Z])|count_)(\w+)", name) for name in _code_names(code))
+    return [split_name(match.group(1)).lower() for match in found if match]
+
+
 def _code_substances(code: str) -> frozenset[frozenset[str]]:
     """The element sets of the formulas a skill's code writes as constants (``Atoms("Ar2")`` → {Ar}): its own substance,
     which a question may name in any form ("an argon dimer") without asking about another."""
@@ -506,12 +528,30 @@ def _names_in_stated_structure(query: str, asked: list[Mention]) -> set[str]:
     }  # fmt: skip
 
 
+def _set_aside_value(remarks: list[str], properties: Mapping[str, Parameter], kinds: dict[str, str]) -> str | None:
+    """A value of the skill's own kind set aside with a dismissal that named something else ("relax to fmax 0.05, the
+    optimizer doesn't matter"): whether it is an input is unclear, so the skill does not answer."""
+    cues = {stem(w.lower()) for name, p in properties.items() for w in [*name.split("_"), *(p.cue or [])] if not is_everyday(w)}
+    for remark in remarks:
+        for mention in find_mentions(remark):
+            if mention.kind == "number":
+                same_unit_as_input = mention.unit and any(p.unit and same_unit(mention.unit, p.unit) for p in properties.values())
+                if same_unit_as_input or (not mention.unit and cues & set(words_before(remark, mention.start, 2))):
+                    return f"the question sets aside a remark that states {mention.text}, a value this skill takes"
+            elif any(kind in ENTITY_KINDS for kind in kinds.values()):
+                return f"the question sets aside a remark that names {mention.text}, which this skill takes"
+    return None
+
+
 def bind(skill: Skill, query: str) -> Binding:
     """Parameters for ``skill`` from ``query``, each tied to the question's words; ``BindingDeclined`` when unsure."""
     verified = skill.provenance.query or skill.description
-    query = joined_units(query)  # "in electron volts": one unit, not the word "electron"
+    query, remarks = split_side_remarks(named_packages(joined_units(query)))  # "in electron volts": one unit, not "electron"
     properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
+    aside = _set_aside_value(remarks, properties, kinds)
+    if aside:
+        raise BindingDeclined(aside)
     crystal = next((name for name, kind in kinds.items() if kind == "crystal"), None)
     found_crystal = bind_crystal(skill, query, crystal) if crystal else None
     if found_crystal is not None:  # the rest reads what the crystal did not take
@@ -597,7 +637,7 @@ def bind(skill: Skill, query: str) -> Binding:
         or other_basis(verified_texts, query, answer_unit) or other_units(verified_texts, query, answer_unit) or other_order(verified_texts, query)
         or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)
-        or other_quantity(verified_texts, query, _described(skill), asked)
+        or other_quantity(verified_texts, query, _described(skill), asked) or other_count(verified_texts, query, _code_counts(skill.code))
     )  # fmt: skip
     if other:
         raise BindingDeclined(other)
@@ -951,11 +991,17 @@ def _pairs(text: str) -> set[tuple[str, str]]:
     return {(a.lower(), b.lower()) for a, b in re.findall(r"\b([A-Za-z]{3,})[/-]([A-Za-z]{3,})\b", text)}
 
 
+_KIND_WORDS = frozenset("type like structure structured based form".split())
+"""Words that join a name to say "of that kind" ("diamond-type", "rock-salt-like", "fluorite-structure")."""
+
+
 def _other_pair(verified_texts: list[str], query: str, vocabulary: frozenset[str]) -> str | None:
     """Why a pair the question names is not the verified one it resembles ("air/water" for the verified "octanol-water"
     partition: a word the skill does not explain; "water/octanol": the pair reversed), or None."""
     verified = set().union(*(_pairs(t) for t in verified_texts))
     for pair in _pairs(query) - verified:
+        if any(w in _KIND_WORDS for w in pair) and all(explains(vocabulary, w) for w in pair if w not in _KIND_WORDS):
+            continue  # "diamond-type" for the verified "diamond-structure": the same structure
         alike = [v for v in verified if set(v) & set(pair)]
         if alike and ((pair[1], pair[0]) in verified or not all(explains(vocabulary, w) for w in pair)):
             return f"the question names {'/'.join(pair)}; the skill was verified on {'-'.join(alike[0])}"
@@ -978,6 +1024,9 @@ def _code_differs(code: str, query: str, asked: list[Mention]) -> str | None:
     for method in re.finditer(r"(?<=[\w)\]])\.\s*([A-Za-z_]\w*)\s*\(", query):  # "s.pop()" after the skill's own steps
         if method.group(1).lower() not in own:
             return f"the question's code calls {method.group(1)}(), which this skill's code does not"
+    for dotted in re.finditer(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]*(?:_[A-Za-z]\w*|[a-z][A-Z]\w*))\b", query):
+        if dotted.group(1).lower() not in own:  # "pd.get_hull_energy_per_atom": a function the skill's code never calls
+            return f"the question names {dotted.group()}, which this skill's code does not call"
     written = {call.group(1).split(".")[-1]: call for call in _CALL.finditer(query)}
     for name, call in written.items():
         if re.fullmatch(r"\s*(?:\.\.\.|…)?\s*", call.group(2)):

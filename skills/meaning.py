@@ -45,7 +45,7 @@ from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_phrase, is_technical, written_acronyms
 from skills.units import is_spelled_unit, normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_count", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
@@ -64,7 +64,7 @@ OPPOSITES = {a: b for pair in _PAIRS for a, b in (pair.split(), pair.split()[::-
 
 NEUTRAL = frozenset(
     "calculated computed predicted resulting estimated expected final approximate numerical numeric value values corresponding "
-    "overall simulated theoretical reported obtained given quick rough ballpark".split()
+    "overall simulated theoretical reported obtained given quick rough ballpark all".split()
 )
 """Words before what is asked that qualify nothing ("the *calculated* density", "the *predicted* lattice constant", "a *quick*
 number")."""
@@ -124,9 +124,17 @@ def unexplained_qualifiers(vocabulary: frozenset[str], query: str, substances: I
 _PRONOUNS = frozenset("it has have they them this that these those one ones and or its".split())
 
 
+_PROCESS = re.compile(
+    r"\b(?:takes?|took|costs?|needed|needs|required|requires?)\s+to\s+(?:pull|split|break|separate|tear|remove|atomi[sz]e|dissociate)\b", re.I
+)
+"""A quantity described by the process it measures ("the energy it takes to pull the crystal apart into free atoms")."""
+
+
 def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
     """A technical qualifier of what every verified question asks ("*aromatic* rings", "*unrelaxed* vacancy formation energy")
     that the question leaves out: it asks for something wider."""
+    if _PROCESS.search(query):
+        return None  # "how much energy does it take to pull it apart into isolated atoms": the cohesive energy, described
     asked = _said([query]) | _said(["un" + w.lower() for w in re.findall(r"\b(?:no|without|not)\s+([A-Za-z]+)", query, re.I)])
     missing: list[str] = []
     for text in verified:
@@ -200,6 +208,30 @@ def other_quantity(verified: Sequence[str], query: str, described: frozenset[str
     if not terms:
         return None
     return f"the question asks for the {' '.join(asked)}; the skill computes the {' '.join(theirs[0])}, which the question never names"
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+_COUNT_OF = re.compile(r"\b(?:number|count)\s+of\s+", re.IGNORECASE)
+
+
+def _counted(text: str) -> list[str]:
+    """What a count question counts ("how many symmetry operations", "the number of aromatic rings"); [] for none named."""
+    words = asked_quantity(text)
+    if words and words[-1] not in _COUNTS and _HOW_MANY.search(text):
+        return words
+    match = _COUNT_OF.search(text)
+    return asked_quantity("What are the " + text[match.end() :]) if match else []
+
+
+def other_count(verified: Sequence[str], query: str, code_counts: Iterable[str] = ()) -> str | None:
+    """A count of another thing: "how many atoms" of a skill whose verified questions count symmetry operations, and whose
+    code counts nothing else by name (``code_counts``: "entries" of ``GetNumEntries``)."""
+    counted = _counted(query)
+    theirs = [words for words in map(_counted, verified) if words]
+    heads = _said([part.split()[-1] for words in theirs for part in " ".join(words).split(" and ") if part.strip()] + list(code_counts))
+    if not counted or not theirs or any(explains(heads, w) for w in counted):  # "symmetry operations spglib finds"
+        return None
+    return f"the question counts {' '.join(counted)}; the skill counts {' '.join(theirs[0])}"
 
 
 def _narrows(word: str) -> bool:

@@ -477,9 +477,10 @@ def question_words(text: str, mentions: list[Mention] | None = None) -> list[tup
         word = m.group().lower().removesuffix("'s").strip("'")
         joined = re.fullmatch(r"[\s_-]+", text[end : m.start()]) is not None  # "E_above_hull" is written as one term
         negation = negation - 1 if joined and word not in _PREPOSITIONS else 0  # three words on, within its clause and phrase
-        if len(word) > 1 and word not in GENERIC_WORDS and not any(s <= m.start() < e for s, e in spans):
+        valued = any(s <= m.start() < e for s, e in spans)  # "relax NO with EMT": nitric oxide, no negation
+        if len(word) > 1 and word not in GENERIC_WORDS and not valued:
             words.append((word, previous if joined else "", negation > 0))
-        if word in _NEGATIONS or word.endswith("n't") or (previous, word) in _NEGATING_PAIRS:
+        if not valued and (word in _NEGATIONS or word.endswith("n't") or (previous, word) in _NEGATING_PAIRS):
             negation = 4
         previous, end = word, m.end()
     return words

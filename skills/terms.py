@@ -39,7 +39,7 @@ from pathlib import Path
 from skills.mentions import stem
 
 __all__ = [
-    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "is_everyday", "is_technical", "written_acronyms", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms", "with_equivalents", "search_words",
+    "RARE", "DOMAIN_RARE", "EVERYDAY", "MODIFIERS", "GLOSSARY", "EQUIVALENTS", "asked_quantity", "named_packages", "is_everyday", "is_technical", "written_acronyms", "is_phrase", "forms", "explaining_forms", "explains", "domain_terms", "with_equivalents", "search_words",
     "domain_phrases",
 ]  # fmt: skip
 
@@ -51,7 +51,7 @@ DOMAIN_RARE = 4.0
 MODIFIERS = frozenset(
     "exact heavy total average mean median net partial relaxed unrelaxed formation equilibrium primitive conventional "
     "reduced normalised normalized weighted strict corrected vibrational adiabatic vertical isotropic anisotropic "
-    "harmonic anharmonic enthalpy entropy second third fourth fifth distribution".split()
+    "harmonic anharmonic enthalpy entropy second third fourth fifth distribution cohesive".split()
 )
 """Common words that change what is computed: a skill answers with one only when it was verified on it."""
 
@@ -86,6 +86,10 @@ GLOSSARY = {
     "avg": "average",
     "coh": "cohesive",
     "vac": "vacancy",
+    "conv": "conventional",
+    "prim": "primitive",
+    "sym": "symmetry",
+    "frac": "fraction",
 }
 """Abbreviations and the words they stand for: a skill verified on one explains the other."""
 EQUIVALENTS = [
@@ -215,7 +219,7 @@ _ASKING = (
 )
 _QUANTITY = re.compile(
     rf"\b(?:{_ASKING})\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+|its\s+)?(?!to\b)(?P<q>(?:[A-Za-z][\w'-]*\s+){{0,4}}?[A-Za-z][\w-]*)"
-    r"(?=\s*\(|\s*[,?.:;]|\s+(?:of|for|in|does|do|is|are|at|with|from|between|using|by|according|after|when|if|that|via|on"
+    r"(?=\s*\(|\s*[,?.:;]|\s+(?:of|for|in|does|do|is|are|at|with|without|from|between|using|by|according|after|when|if|that|via|on"
     r"|the|an?|comes?|gives?|results?|remains?|survives?|returns?|yields?|has|have|was|were|will|would|can|could|should"
     r"|it|they|we|you|one)\b)",
     re.IGNORECASE,
@@ -287,6 +291,21 @@ def written_acronyms(text: str) -> set[str]:
     if len(loud) * 2 > len(tokens):
         return set()
     return {t.lower() for t in loud if not is_everyday(t) and t.lower() not in _PLAIN_ACRONYMS}
+
+
+_PACKAGE_PHRASES = (
+    (re.compile(r"\b(?:the\s+)?Materials\s+Project'?s?\s+(?:own\s+)?(?:open[-\s]source\s+)?(?:python\s+)?(?:library|package|code|toolkit|software)\b", re.I), "pymatgen"),
+    (re.compile(r"\bPython\s+Materials\s+Genomics\b", re.I), "pymatgen"),
+)  # fmt: skip
+"""A package named by what it is ("the Materials Project's python library"), not by its name; "the Materials Project"
+alone is its database, whose values are another source."""
+
+
+def named_packages(text: str) -> str:
+    """``text`` with a package named by what it is written as its name: "the Materials Project's python library" → pymatgen."""
+    for pattern, name in _PACKAGE_PHRASES:
+        text = pattern.sub(name, text)
+    return text
 
 
 _TERMS_FILE = Path(__file__).with_name("domain_terms.txt")

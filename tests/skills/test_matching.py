@@ -700,3 +700,113 @@ LIPINSKI = library_skill("rdkit_lipinski_aspirin")
 )
 def test_what_a_loosely_written_question_really_asks_still_declines(skill, query, reason):
     declines(skill, query, reason)
+
+
+# -- side remarks, counts of another thing, a quantity's kind left out ---------------------------------------------------------
+
+FRAGMENTS_ALL = library_skill("rdkit_fragments_benzyl")
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "params"),
+    [
+        # a remark the question sets aside itself: its numbers are no inputs, its words ask nothing
+        (
+            MOLWT,
+            "Molecular weight (g/mol) of ibuprofen (CC(C)Cc1ccc(cc1)C(C)C(=O)O) according to RDKit? The tablet holds 400 mg, but that's not an input. Float, 3 d.p.",
+            {"smiles": "CC(C)Cc1ccc(cc1)C(C)C(=O)O"},
+        ),
+        (
+            TPSA,
+            "What TPSA (Å^2) does RDKit give for methionine (CSCC[C@H](N)C(=O)O)? Our Caco-2 assay ran at 37 °C, ignore that. Float, 2 d.p.",
+            {"smiles": "CSCC[C@H](N)C(=O)O"},
+        ),
+        (
+            AROMATIC,
+            "How many aromatic rings does RDKit count in fluorene (C1c2ccccc2-c2ccccc12)? It melts at 116 °C, not relevant. Return an integer.",
+            {"smiles": "C1c2ccccc2-c2ccccc12"},
+        ),
+        (
+            LATTICE,
+            "Using ASE's EMT potential, what equilibrium fcc lattice constant (Å) do you get for Au from an equation-of-state fit over 4.0-4.2 Å (11 points)? Experiment says 4.078 Å at room temperature, but ignore that, I want the EMT prediction. Float, 3 d.p.",
+            {"min_lattice_constant": 4.0, "max_lattice_constant": 4.2, "num": 11, "element": "Au"},
+        ),
+        (
+            OXIDATION,
+            "What oxidation state does pymatgen guess for Cr in K2Cr2O7 (the orange solution we titrated at pH 2, though pH doesn't matter here)? Return an integer.",
+            {"formula": "K2Cr2O7", "element": "Cr"},
+        ),
+        # a preface saying what the answer is for; a molecule called NO is no negation
+        (
+            ATOMIZATION,
+            "For the diatomics section of the report, my supervisor wants the EMT atomization energy of the NO molecule (unit: eV): relax NO with ASE's EMT first (fmax 0.01 eV/Å) and subtract from the isolated-atom energies. 4 d.p.",
+            {"formula": "NO", "fmax": 0.01},
+        ),
+        # a package named by what it is
+        (
+            MASS_FRACTION,
+            "What fraction of the mass of LiFePO4 is lithium, computed with the Materials Project's python library? Float, 4 d.p.",
+            {"formula": "LiFePO4", "element": "Li"},
+        ),
+        # abbreviations
+        (MASS_FRACTION, "wt frac Fe in Fe3O4 (pymatgen Composition.get_wt_fraction('Fe')), 4dp", {"formula": "Fe3O4", "element": "Fe"}),
+        # the cohesive energy described by the process it measures
+        (
+            COHESIVE,
+            "How much energy, per atom, does it take to pull fcc nickel (lattice constant 3.52 angstroms) apart into free, isolated atoms, according to ASE's EMT calculator? In eV/atom, 4 decimals.",
+            {"element": "Ni", "crystal_structure": "fcc", "a": 3.52},
+        ),
+    ],
+)
+def test_side_remarks_prefaces_and_shorthand_bind_what_is_asked(skill, query, params):
+    assert {k: v for k, v in bind(skill, query).params.items() if k in params} == params
+
+
+@pytest.mark.parametrize(
+    ("skill", "query", "reason"),
+    [
+        # a value of the skill's kind set aside with a dismissal that named something else: perhaps an input, so no answer
+        (
+            ATOMIZATION,
+            "What is the EMT atomization energy of N2 with ASE? Relax it with BFGS to fmax 0.05 eV/Å, though the optimizer doesn't matter.",
+            "sets aside a remark that states 0.05",
+        ),
+        # counting another thing than the verified questions count
+        (
+            SYMMETRY_OPERATIONS,
+            "How many atoms does spglib find in the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å? Return an integer.",
+            "counts atoms",
+        ),
+        (
+            SYMMETRY_OPERATIONS,
+            "How many rotations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å?",
+            "counts rotations",
+        ),
+        (
+            SYMMETRY_OPERATIONS,
+            "How many symmetry operations of the point group does spglib find for the conventional cubic cell of diamond silicon with a = 5.431 Å?",
+            "'point'",
+        ),
+        # the kind of energy left out: the energy per atom is not the cohesive energy
+        (
+            COHESIVE,
+            "What is the energy per atom (unit: eV/atom) of fcc aluminium with lattice constant 4.05 Å according to ASE's EMT? Return a float rounded to 4 decimal places.",
+            "without 'cohesive'",
+        ),
+        # a function the skill's code never calls
+        (
+            EHULL,
+            "Na-O hull w/ pymatgen PDEntry, E per f.u. as written: Na 0.0, O2 0.0, Na2O -4.5, Na2O2 -5.2, NaO2 -2.4. Hull energy at the NaO2 composition (pd.get_hull_energy_per_atom), eV/atom, 4dp",
+            "get_hull_energy_per_atom",
+        ),
+        # "the Materials Project" alone is its database: another source
+        (MASS_FRACTION, "What fraction of the mass of LiFePO4 is lithium according to the Materials Project?", "'materials', 'project'"),
+    ],
+)
+def test_what_a_remark_or_a_count_hides_still_declines(skill, query, reason):
+    declines(skill, query, reason)
+
+
+def test_a_count_of_the_verified_thing_in_other_words_still_binds():
+    query = "What is the number of symmetry operations spglib finds for bcc iron with a=2.87 Å (conventional cubic cell)?"
+    assert {k: v for k, v in bind(SYMMETRY_OPERATIONS, query).params.items() if k != "element"} == {"crystal_structure": "bcc", "a": 2.87}
