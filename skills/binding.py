@@ -57,7 +57,7 @@ from skills.meaning import (
     uneven_repeat,
     unexplained_qualifiers,
 )  # fmt: skip
-from skills.mentions import GENERIC_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
+from skills.mentions import GENERIC_WORDS, NUMBER_WORDS, Mention, find_mentions, question_words, stem, words_after, words_before
 from skills.minerals import prototype_groups
 from skills.numeric import (
     bound_ranges,
@@ -207,6 +207,9 @@ _OTHER_FORM = re.compile(r"^(?:isotop|deuter|triti|enrich|hydrat|dehydrat|anhydr
 """Ordinary words that make the substance another one: "hydrated CuSO4", "deuterated benzene", "enriched uranium"."""
 
 
+_SPELLED_COUNT = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})\s+([A-Za-z'-]+)(?:\s+([A-Za-z]+))?", re.IGNORECASE)
+"""A count the verified question spells out ("all four criteria"): the same count in digits restates it."""
+
 _FUNCTION_WORDS = frozenset("per of in on at to by for from with and or the an".split())
 """Words that join a phrase of the domain ("energy *per* atom") without naming another thing."""
 
@@ -235,8 +238,8 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
             continue  # "Electronvolts, rounded to four decimals": a unit spelled out, wherever it stands
         if negated and explains(vocabulary, "un" + word):
             continue  # "no relaxation" is what an unrelaxed skill computes
-        if negated and not is_everyday(word) and explains(vocabulary, word):
-            found.append(f"not {word}")  # "not the cohesive energy", "no relaxation": what the skill computes, denied
+        if negated and (not is_everyday(word) or re.fullmatch(r"[a-z]{3,}est", word)) and explains(vocabulary, word):
+            found.append(f"not {word}")  # "not the strongest one" of a skill verified on the strongest peak  # "not the cohesive energy", "no relaxation": what the skill computes, denied
         elif explains(vocabulary, word):
             if before and before not in _FUNCTION_WORDS and heads.get(stem(word)) != stem(before) and is_phrase(before, word) and not explains(vocabulary, before):
                 found.append(before)  # "point group" of a skill verified on the space group, or on no group: another thing
@@ -405,6 +408,19 @@ def _other_file(skill: Skill, query: str) -> str | None:
     return None
 
 
+_MILLER = re.compile(r"(?<![\w)])(?:\((?:\s*-?\d){3}\s*\)|\{(?:\s*-?\d){3}\s*\})(?=\s*(?:reflections?|peaks?|planes?|surfaces?|facets?|lines?|spacing|d-spacing)\b)", re.I)
+"""A lattice plane by its Miller indices: "the (200) reflection", "the {111} facets"."""
+
+
+def _other_plane(skill: Skill, query: str) -> str | None:
+    """A lattice plane the question names ("the (200) reflection") that no verified question names: another peak or surface."""
+    said = {re.sub(r"\s", "", m.group()) for text in verified_texts_of(skill) for m in _MILLER.finditer(text)}
+    for plane in _MILLER.finditer(query):
+        if re.sub(r"\s", "", plane.group()) not in said:
+            return f"the question names the plane {plane.group()}, which this skill was not verified on"
+    return None
+
+
 def verified_texts_of(skill: Skill) -> list[str]:
     """The questions a skill was verified on."""
     return [skill.provenance.query or skill.description, *skill.provenance.queries]
@@ -528,18 +544,37 @@ def _names_in_stated_structure(query: str, asked: list[Mention]) -> set[str]:
     }  # fmt: skip
 
 
-def _set_aside_value(remarks: list[str], properties: Mapping[str, Parameter], kinds: dict[str, str]) -> str | None:
-    """A value of the skill's own kind set aside with a dismissal that named something else ("relax to fmax 0.05, the
-    optimizer doesn't matter"): whether it is an input is unclear, so the skill does not answer."""
+_INSTRUCTING = re.compile(
+    r"^\s*(?:please\s+)?(?:use|take|include|exclude|remove|keep|count|replace|fit|relax|set|build|apply|assume|treat|consider|employ"
+    r"|switch|add|delete|give|answer|report|express|convert|round|compute|calculate|start|run|make|only)\b",
+    re.IGNORECASE,
+)
+"""A clause that tells how to compute ("use the Murnaghan form"): never a remark to set aside."""
+
+
+def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str]) -> str | None:
+    """Why what a question set aside may have been an input of this skill ("take a = 5.50 Å, which the paper got wrong,
+    ignore that"): a number in a unit or after a word of one of its parameters, a substance where it takes one, an
+    instruction, or a technical word it was verified on ("relaxation is not needed"). The skill then does not answer."""
+    properties = skill.parameters.properties
+    units = [p.unit for name, p in properties.items() if p.unit and kinds[name] != "entries"]
     cues = {stem(w.lower()) for name, p in properties.items() for w in [*name.split("_"), *(p.cue or [])] if not is_everyday(w)}
+    vocabulary = _vocabulary(skill)
     for remark in remarks:
+        shown = f"the question sets aside {remark!r}"
+        if _INSTRUCTING.search(remark):
+            return f"{shown}, which says how to compute"
         for mention in find_mentions(remark):
             if mention.kind == "number":
-                same_unit_as_input = mention.unit and any(p.unit and same_unit(mention.unit, p.unit) for p in properties.values())
-                if same_unit_as_input or (not mention.unit and cues & set(words_before(remark, mention.start, 2))):
-                    return f"the question sets aside a remark that states {mention.text}, a value this skill takes"
-            elif any(kind in ENTITY_KINDS for kind in kinds.values()):
-                return f"the question sets aside a remark that names {mention.text}, which this skill takes"
+                if (mention.unit and any(same_unit(mention.unit, unit) for unit in units)) or (
+                    not mention.unit and cues & set(words_before(remark, mention.start, 2))
+                ):
+                    return f"{shown}, which states {mention.text}, a value this skill takes"
+            elif any(kind in (*ENTITY_KINDS, "crystal", "structure") for kind in kinds.values()):
+                return f"{shown}, which names {mention.text}, what this skill takes"
+        technical = [w for w in re.findall(r"[A-Za-z]+", remark) if is_technical(w) and explains(vocabulary, w.lower())]
+        if technical:
+            return f"{shown}, which speaks of {technical[0]!r}, as this skill's questions do"
     return None
 
 
@@ -549,7 +584,7 @@ def bind(skill: Skill, query: str) -> Binding:
     query, remarks = split_side_remarks(named_packages(joined_units(query)))  # "in electron volts": one unit, not "electron"
     properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
-    aside = _set_aside_value(remarks, properties, kinds)
+    aside = _set_aside_input(remarks, skill, kinds) if remarks else None
     if aside:
         raise BindingDeclined(aside)
     crystal = next((name for name, kind in kinds.items() if kind == "crystal"), None)
@@ -570,7 +605,7 @@ def bind(skill: Skill, query: str) -> Binding:
     naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
     naming |= found_crystal.taken if found_crystal is not None else set()  # "rock-salt KCl": the crystal's substance
-    other = _systematic_name_of_another(query, asked) or _other_file(skill, query)
+    other = _systematic_name_of_another(query, asked) or _other_file(skill, query) or _other_plane(skill, query)
     if other:
         raise BindingDeclined(other)
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
@@ -585,6 +620,14 @@ def bind(skill: Skill, query: str) -> Binding:
             raise BindingDeclined(partly)
     if any(re.search(r"\b(?:dimer|diatomic)\b", text, re.IGNORECASE) for text in verified_texts_of(skill)):
         fresh = [m for m in fresh if not (m.counted == "atom" and m.number == 2)]  # "the two atoms" of a dimer
+    verified_atoms = {m.number for text in verified_texts_of(skill)[1:] for m in find_mentions(text) if m.counted == "atom"}
+    spelled = {
+        (float(NUMBER_WORDS.index(number.lower()) + 1), stem(noun.lower()))
+        for text in verified_texts_of(skill) for number, *nouns in _SPELLED_COUNT.findall(text) for noun in nouns if noun
+    }  # fmt: skip
+    fresh = [m for m in fresh if not (m.number and any((m.number, w) in spelled for w in words_after(query, m.end, 2)))]  # "all 4 criteria"
+    sized = any(m.counted == "atom" and m.number in verified_atoms for m in fresh)  # "a 108-atom supercell" of a verified "(108 atoms)"
+    fresh = [m for m in fresh if not (m.counted == "atom" and m.number in verified_atoms)]
     repeats = [m for m in asked if _REPEAT.fullmatch(m.text)]
     if repeats:  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat ("3 atoms removed" does not)
         product = math.prod(int(n) for n in re.findall(r"\d+", repeats[0].text))
@@ -710,7 +753,7 @@ def bind(skill: Skill, query: str) -> Binding:
         raise BindingDeclined(f"the question states one value where this skill takes a range ({pair[0]} to {pair[1]})")
     if structure and any(reference_structure(other) != structure for other in _other_substances(free, binding, properties)):
         raise BindingDeclined(f"the skill builds the {structure} structure of its own substance; the question does not say its substance has it")
-    _bind_defaults(binding, properties, kinds, query, skill.tunables, free)
+    _bind_defaults(binding, properties, kinds, query, skill.tunables, free, sized)
     isomer = _another_isomer(skill.code, binding, query)
     if isomer:
         raise BindingDeclined(isomer)
@@ -726,7 +769,24 @@ def bind(skill: Skill, query: str) -> Binding:
     sibling = None if own_substance else _unstated_sibling(binding, properties, kinds, skill.tunables)
     if sibling:  # "magnesium with c = 5.3 Å" keeps magnesium's a; "a hexagonal cell with a = 2.951 Å" has no c
         raise BindingDeclined(sibling)
+    absent = _element_not_in_formula(binding.params, properties, kinds)
+    if absent:
+        raise BindingDeclined(absent)
     return binding
+
+
+def _element_not_in_formula(params: dict[str, Any], properties: Mapping[str, Parameter], kinds: dict[str, str]) -> str | None:
+    """An element asked of a formula that has none of it (oxygen of "Ti"), where the verified element was one of its
+    formula's: the question was read wrongly, or asks what the skill cannot answer."""
+    for element_name in (n for n, k in kinds.items() if k == "element"):
+        for formula_name in (n for n, k in kinds.items() if k == "formula"):
+            element, formula = params.get(element_name), params.get(formula_name)
+            default_element, default_formula = properties[element_name].default, properties[formula_name].default
+            if not (isinstance(element, str) and isinstance(formula, str) and isinstance(default_element, str) and isinstance(default_formula, str)):
+                continue
+            if default_element in formula_elements(default_formula) and element not in formula_elements(formula):
+                return f"the question asks for {element} in {formula}, which has none"
+    return None
 
 
 def _bind_substances(
@@ -922,16 +982,25 @@ def _bind_numbers(
 
 
 def _bind_defaults(
-    binding: Binding, properties: Mapping[str, Parameter], kinds: dict[str, str], query: str, tunables: list[str], free: list[Mention] | None
+    binding: Binding,
+    properties: Mapping[str, Parameter],
+    kinds: dict[str, str],
+    query: str,
+    tunables: list[str],
+    free: list[Mention] | None,
+    sized: bool = False,
 ) -> None:
     """Leave each parameter the question does not state at its verified default, where that default can stand: a number
     for another substance (a substance parameter changed, or ``free``, one no parameter takes: germanium never takes
-    silicon's lattice constant) only when it is a setting that did not change the verified answer (``Skill.tunables``)."""
+    silicon's lattice constant) only when it is a setting that did not change the verified answer (``Skill.tunables``);
+    a count of the method's where the question gives the verified size in atoms (``sized``: "a 108-atom supercell")."""
     changed = changed_substances(properties, binding.params)
+    same_cell = all(binding.params.get(n, p.default) == p.default for n, p in properties.items() if kinds[n] == "structure")
+    sized = sized and same_cell  # 108 atoms are a 3x3x3 supercell of the verified fcc cell, not of a bcc one
     for name, prop in properties.items():
         if name in binding.params:
             continue
-        if kinds[name] in ("number", "integer") and _speaks_of(query, name):
+        if kinds[name] in ("number", "integer") and _speaks_of(query, name) and not (sized and is_count_setting(name)):
             raise BindingDeclined(f"the question speaks of {name} but gives it no value this skill can read")
         if (changed or free is not None) and kinds[name] in ("number", "integer") and name not in tunables:
             owned = properties[changed[0]] if changed else None

@@ -76,8 +76,12 @@ def instruction_words(query: str) -> list[str]:
 _PREPOSITIONS = frozenset("according regarding concerning during notwithstanding".split())
 """Words ending in -ing that are prepositions ("According to ASE's EMT, …"): they do nothing to the question."""
 _PURPOSE = re.compile(
-    r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)\b", re.IGNORECASE
-)
+    r"^For (?:a|an|my|our|the|this|some)\b(?P<purpose>[^,.?!]{1,80}?),?\s+(?:(?:I|we)(?:\s+|(?='))(?:need|want|would like|'d like)"
+    r"|(?:my|our|the)\s+(?:supervisor|advisor|adviser|boss|pi|group|team|reviewer|colleague|referee)s?\s+(?:wants?|needs?|asked\s+for))\b",
+    re.IGNORECASE,
+)  # fmt: skip
+_DESCRIBING = re.compile(r"^(?:[A-Z][\w-]*(?:\s+[\w-]+){0,3}|It|This|These)\s+(?:is|are)\s+(?:a|an|the)\s+(?P<description>[^,;.!?]{3,80})")
+"""A sentence that says what the substance is ("Serotonin is a monoamine neurotransmitter."): its description frames."""
 _PACKAGES = frozenset("pymatgen rdkit ase spglib".split())
 _OTHER_METHODS = frozenset("dft vasp pbe hse b3lyp".split())
 """Methods the asker mentions in framing ("before moving on to DFT", "for a DFT benchmark table"): passed over where the
@@ -217,6 +221,10 @@ def framing_words(query: str, asked: list[Mention], structural: bool = False, vo
         purpose = _PURPOSE.match(sentence)
         if purpose:
             spans.append((position + purpose.start("purpose"), purpose.group("purpose")))
+    for position, sentence in sentences[:-1]:
+        described = _DESCRIBING.match(sentence)
+        if described and "?" not in sentence:
+            spans.append((position + described.start("description"), described.group("description")))
     found: set[str] = set()
     blanked = list(query)
     for position, text in spans:

@@ -124,17 +124,17 @@ def unexplained_qualifiers(vocabulary: frozenset[str], query: str, substances: I
 _PRONOUNS = frozenset("it has have they them this that these those one ones and or its".split())
 
 
-_PROCESS = re.compile(
-    r"\b(?:takes?|took|costs?|needed|needs|required|requires?)\s+to\s+(?:pull|split|break|separate|tear|remove|atomi[sz]e|dissociate)\b", re.I
+_INTO_ATOMS = re.compile(
+    r"\b(?:takes?|took|costs?|needed|needs|required|requires?)\s+to\s+(?:pull|separate|tear|break)\b[^?!;]{0,100}?"
+    r"\b(?:apart\s+)?into\s+(?:(?:free|isolated|individual|separate|separated|gas[-\s]phase|neutral)[,\s]+(?:and\s+)?){1,3}atoms\b",
+    re.IGNORECASE,
 )
-"""A quantity described by the process it measures ("the energy it takes to pull the crystal apart into free atoms")."""
+"""The cohesive energy described by what it measures: "the energy it takes to pull the crystal apart into free, isolated atoms"."""
 
 
 def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
     """A technical qualifier of what every verified question asks ("*aromatic* rings", "*unrelaxed* vacancy formation energy")
     that the question leaves out: it asks for something wider."""
-    if _PROCESS.search(query):
-        return None  # "how much energy does it take to pull it apart into isolated atoms": the cohesive energy, described
     asked = _said([query]) | _said(["un" + w.lower() for w in re.findall(r"\b(?:no|without|not)\s+([A-Za-z]+)", query, re.I)])
     missing: list[str] = []
     for text in verified:
@@ -145,6 +145,8 @@ def dropped_qualifier(verified: Sequence[str], query: str) -> str | None:
         if not qualifiers:
             return None
         missing = missing or qualifiers
+    if missing and missing[0] == "cohesive" and _INTO_ATOMS.search(query):
+        return None  # "how much energy does it take to pull it apart into isolated atoms": the cohesive energy, described
     return f"the question asks without {missing[0]!r}, which every verified question of this skill asks with" if missing else None
 
 

@@ -23,7 +23,7 @@ from typing import Literal
 from skills.chemistry import WORD_LIKE_SYMBOLS, canonical_smiles, element_symbol, homonuclear, is_element, is_formula, resolve_name
 from skills.units import converted, is_unit, same_unit, unit_spans
 
-__all__ = [
+__all__ = ["NUMBER_WORDS", 
     "GENERIC_WORDS", "Mention", "chemical_words", "find_mentions", "format_spans", "words_before", "words_after", "content_words", "question_words", "stem",
     "topic_words", "same_amount",
 ]  # fmt: skip
@@ -58,7 +58,7 @@ _COUNTED = r"-(atom|fold|layer|site|cell|image|point|pt|step)s?"
 _COUNTED_NAMES = {"pt": "point"}
 _PER_LENGTH = re.compile(r"\s*(\S+)?\s+per\s+(angstroms?|ångströms?|Å|atoms?)\b", re.IGNORECASE)
 _PER_UNITS = {"angstrom": "Å", "ångström": "Å", "å": "Å", "atom": "atom"}  # "11 pts"
-_NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve".split()
+NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve".split()
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 _PLUS_MINUS = re.compile(r"(?:±|\+/-|\+-)\s?(\d+(?:\.\d+)?)\s?%")
 _NUMBER = re.compile(r"[-+\u2212]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -227,10 +227,10 @@ def _number(token: str, start: int, following: str | None) -> Mention | None:
     if cubic and len(set(cubic.groups())) == 1:
         return Mention(token, start, "number", number=float(cubic.group(1)))
     counted = re.fullmatch(_COUNTED.removeprefix("-"), (following or "").lower())
-    word = re.fullmatch(rf"({'|'.join(_NUMBER_WORDS)})({_COUNTED})?", token.lower())
+    word = re.fullmatch(rf"({'|'.join(NUMBER_WORDS)})({_COUNTED})?", token.lower())
     if word and (word.group(2) or counted):
         noun = (word.group(2) or "") or (counted.group(1) if counted else "")
-        number = float(_NUMBER_WORDS.index(word.group(1)) + 1)
+        number = float(NUMBER_WORDS.index(word.group(1)) + 1)
         noun = noun.strip("-").removesuffix("s")
         return Mention(token, start, "number", number=number, unit=word.group(2), counted=_COUNTED_NAMES.get(noun, noun) or None)
     m = _NUMBER.match(token)
@@ -274,7 +274,7 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     locant = r"\d+(?:,\d+)*'?-"
     words = [
         (m.start(), m.group())
-        for m in re.finditer(rf"(?<![\w,'])(?:{locant})?(?:[a-z]{{2,}}|[A-Z][a-z]{{3,}})(?:-(?:{locant})?[a-z]+)*\b(?!['(-])", text)
+        for m in re.finditer(rf"(?<![\w,'])(?:{locant})?(?:[a-z]{{2,}}|[A-Z][a-z]{{3,}})(?:-(?:{locant})?[a-z]+)*\b(?![(-]|'(?!s\b))", text)
     ]
     found: list[Mention] = []
     i = 0

@@ -1,16 +1,20 @@
 """Side remarks a question sets aside itself: "(It was annealed at 500 °C, irrelevant.)", "Its pKa is about 10.4, which
 doesn't matter here.", "We measured 1.98 g/cm^3, but I want the crystallographic value."
 
-What such a remark says is not part of what is asked: its numbers are no inputs and its words ask for nothing. A remark
-is the smallest piece that holds the dismissal: a part of a bracket or sentence between semicolons. Where the dismissal
-names its subject ("temperature plays no role", "the 2.2 μB moment is not an input"), only that clause goes.
+What such a remark says is not part of what is asked: its numbers are no inputs and its words ask nothing. Only a piece
+that asks nothing holds one (a bracket, a sentence, or a part of either between semicolons): a condition inside the
+asking sentence ("…, if the amide nitrogen does not count as a donor?") is part of what is asked. Within the piece, a
+dismissal of what was just said ("…, irrelevant", "…, ignore that", "…, which doesn't matter here") sets aside the clause
+before it too; one that names its subject ("the experimental value is irrelevant", "temperature plays no role") only
+itself, and the clause before it where that names the subject again ("at pH 2, though pH doesn't matter"). Everything set
+aside is returned, for the skill to check that none of it was an input of its own kind (``skills/binding.py``).
 
 >>> without_side_remarks("Density of KCl with pymatgen? (It was annealed at 500 °C, irrelevant.) Float, 4 d.p.")
 'Density of KCl with pymatgen? Float, 4 d.p.'
 >>> without_side_remarks("What TPSA does RDKit give for glycine (NCC(=O)O)? Our assay ran at 37 °C, ignore that. 2 d.p.")
 'What TPSA does RDKit give for glycine (NCC(=O)O)? 2 d.p.'
->>> without_side_remarks("For the diatomics section of our report, what is the EMT atomization energy of NO?")
-'what is the EMT atomization energy of NO?'
+>>> without_side_remarks("Density of NaCl with pymatgen? Take a = 5.50 Å, the experimental value is irrelevant.")
+'Density of NaCl with pymatgen? Take a = 5.50 Å.'
 >>> without_side_remarks("The lab value is 4.44 eV/atom, but I want the EMT value. What is the cohesive energy of Ni?")
 'I want the EMT value. What is the cohesive energy of Ni?'
 """
@@ -21,84 +25,105 @@ import re
 
 __all__ = ["without_side_remarks", "split_side_remarks"]
 
-_ANAPHORIC = re.compile(
-    r"(?:\b(?:that|this|it|which)(?:'s|\s+is)?\s+)?(?:\birrelevant\b|\bnot\s+relevant\b|\bnot\s+an?\s+input\b)"
-    r"|\b(?:ignore|disregard|forget\s+about)\s+(?:that|this|it|them|those|these)\b(?=\s*(?:[,.;:)!]|$|and\b|but\b|I\b|we\b))"
-    r"|\bwhich\s+(?:you|we|one)\s+(?:can|may|should)\s+(?:safely\s+)?ignore\b|\b(?:can|may|should)\s+be\s+(?:safely\s+)?ignored\b"
-    r"|\bwhich\s+(?:does\s+not|doesn't|do\s+not|don't|should\s+not|shouldn't|won't|will\s+not)\s+(?:matter|count|apply)\b"
-    r"|\b(?:that|this|it)(?:'s|\s+is)?\s+(?:just\s+|only\s+)?(?:for\s+(?:context|reference|information)|beside\s+the\s+point)\b",
+_POINTING = r"(?:that|this|it|which|those|these)(?:\s+(?:number|value|figure|one|part|detail|bit|remark))?"
+_IS = r"(?:'s|\s+is|\s+are|\s+was)?"
+_DISMISSED = (
+    r"(?:irrelevant|not\s+relevant|not\s+an?\s+input|not\s+needed|beside\s+the\s+point|just\s+for\s+(?:context|reference|information)"
+    r"|for\s+(?:context|reference)\s+only)"
+)
+_NOT_MATTERING = r"(?:does\s+not|doesn't|do\s+not|don't|should\s+not|shouldn't|won't|will\s+not)\s+(?:matter|apply|count|enter)"
+_BARE = re.compile(
+    rf"^\s*(?:(?:but|and|though|although)\s+)?(?:{_POINTING}{_IS}\s+(?:(?:totally|completely|entirely|quite)\s+)?{_DISMISSED}|{_DISMISSED}"
+    rf"|{_POINTING}\s+{_NOT_MATTERING}|(?:please\s+)?(?:ignore|disregard|forget\s+about)\s+(?:that|this|it|them|those|these)"
+    r"|which\s+(?:you|we|one)\s+(?:can|may|should)\s+(?:safely\s+)?ignore|(?:that|this|it)\s+(?:can|may|should)\s+be\s+(?:safely\s+)?ignored)"
+    r"\b(?:\s+(?:here|for\s+(?:you|us|this|now)|anyway|though))?[\s.!)]*$",
     re.IGNORECASE,
 )
-"""A dismissal of what the remark said before it: "…, irrelevant", "…, ignore that", "…, which doesn't matter here"."""
-
-_NAMED = re.compile(
-    r"\b(?:does\s+not|doesn't|do\s+not|don't|should\s+not|shouldn't|won't|will\s+not)\s+(?:matter|enter|count|apply)\b"
-    r"|\bplays?\s+no\s+(?:role|part)\b|\bhas\s+no\s+(?:effect|bearing|influence)\b|\bis\s+not\s+(?:needed|used|an?\s+input)\b",
+"""A clause that sets aside what was just said: "irrelevant here", "ignore that", "but that's not an input"."""
+_NAMING = re.compile(
+    rf"^\s*(?:(?:but|and|though|although)\s+)?(?P<subject>(?:the\s+|its\s+|our\s+)?[\w-]+(?:\s+[\w'-]+){{0,3}}?)\s+(?:{_NOT_MATTERING}"
+    rf"|(?:is|are)\s+{_DISMISSED}|plays?\s+no\s+(?:role|part)|has\s+no\s+(?:effect|bearing|influence))\b(?:\s+(?:here|for\s+(?:you|us|this)))?[\s.!)]*$",
     re.IGNORECASE,
 )
-"""A dismissal of what its own clause names: "though pH doesn't matter here", "temperature plays no role"."""
-
+"""A clause that sets aside what it names: "temperature plays no role", "the experimental value is irrelevant"."""
 _WANT = re.compile(r",?\s+but\s+(?=(?:I|we)(?:'m|\s+am|\s+are)?\s+(?:just\s+|only\s+|really\s+)?(?:want|need|after)\b)", re.IGNORECASE)
 """"X, but I want Y": X is said to be set aside for what follows."""
+_DIMENSIONS = {"temperature": r"K|°C|°F|kelvin", "pressure": r"GPa|MPa|kbar|bar|atm|Pa", "thickness": r"µm|um|nm|mm"}
+"""A subject a clause names by what its value measures: "~120 K, but temperature plays no role"."""
 
-_PURPOSE = re.compile(
-    r"^\s*(?:For|In)\s+(?:the|our|my|a|an)\s+(?:[\w-]+\s+){0,6}?(?:report|paper|table|thesis|section|notes|slides|draft|manuscript"
-    r"|review|proposal|presentation|meeting|appendix|notebook|spreadsheet|screening|comparison|homework|assignment|lecture)"
-    r"(?:\s+(?:of|for|in|on)\s+(?:the|our|my|a|an)\s+[\w-]+(?:\s+[\w-]+)?)?\s*,\s*(?=\S)",
+_ASKING = re.compile(
+    r"\?|\b(?:what|how|compute|calculate|give|return|find|determine|report)\b"
+    r"|\bwhich\b(?!\s+(?:does|doesn't|do|don't|is|isn't|you|we|one|should|shouldn't|won't|will|can|may|plays?|has))",
     re.IGNORECASE,
 )
-"""A preface saying what the answer is for ("For the diatomics section of the report, …"): no part of what is asked."""
-
-_ASKING = re.compile(r"\?|\b(?:what|how|which|compute|calculate|give|return|find|determine|report)\b", re.IGNORECASE)
 _BRACKET = re.compile(r"(^|\s+)\(([^()]*)\)(\s*)")  # a bracket of words, not a SMILES's branch "C(=O)O"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
-_CLAUSE = re.compile(r",\s*|\s+(?=(?:though|although|but|since|as)\s)", re.IGNORECASE)
+_CLAUSE = re.compile(r",\s+|\s+(?=(?:but|though|although)\s)", re.IGNORECASE)
+
+
+def _names_again(subject: str, clause: str) -> bool:
+    """Whether ``clause`` speaks of what a dismissal's ``subject`` names ("pH" of "at pH 2"; "temperature" of "120 K")."""
+    words = [w for w in re.findall(r"[A-Za-z]+", subject.lower()) if w not in ("the", "its", "our", "but", "and", "though", "although")]
+    if any(re.search(rf"\b{re.escape(w)}\b", clause, re.IGNORECASE) for w in words):
+        return True
+    return any(w in _DIMENSIONS and re.search(rf"\d\s*(?:{_DIMENSIONS[w]})(?![A-Za-z])", clause) for w in words)
 
 
 def _kept(piece: str, removed: list[str]) -> str | None:
-    """``piece`` less its dismissed part (added to ``removed``): None when the whole piece is a side remark."""
-    if _ANAPHORIC.search(piece):
-        return None
-    if _NAMED.search(piece):
-        clauses = _CLAUSE.split(piece)
-        left = [c for c in clauses if not _NAMED.search(c)]
-        if not any(_ASKING.search(c) for c in left):  # "the solution we titrated at pH 2, though pH doesn't matter here"
-            removed += left  # what the dismissal does not name: set aside with it, though it may have been an input
-            return None
-        return ", ".join(left)
+    """``piece`` less what it sets aside (added to ``removed``); None when nothing of it is left."""
+    if _ASKING.search(piece):
+        return piece  # a condition of what is asked, however it is worded
     want = _WANT.search(piece)
-    if want and not _ASKING.search(piece[: want.start()]):
+    if want:
+        removed.append(piece[: want.start()])
         return piece[want.end() :]
-    return piece
+    clauses = _CLAUSE.split(piece)
+    gone: set[int] = set()
+    for index, clause in enumerate(clauses):
+        named = _NAMING.match(clause)
+        if _BARE.match(clause):
+            gone |= {index, index - 1} if index else {index}
+        elif named:
+            gone.add(index)
+            if index and _names_again(named.group("subject"), clauses[index - 1]):
+                gone.add(index - 1)
+    if not gone:
+        return piece
+    removed += [clauses[i] for i in sorted(gone) if i >= 0 and not _BARE.match(clauses[i])]  # "relaxation is not needed" too
+    left = [c for i, c in enumerate(clauses) if i not in gone]
+    return ", ".join(left) if left else None
 
 
 def _without(text: str, removed: list[str]) -> str:
-    """``text`` (no brackets) less the parts between semicolons that are side remarks."""
+    """``text`` (no brackets) less the side remarks of its parts between semicolons, keeping its closing stop."""
     parts = [_kept(part, removed) for part in text.split(";")]
+    if parts == text.split(";"):
+        return text
     kept = ";".join(p for p in parts if p is not None).strip()
     ended = re.search(r"[.!?]$", text.rstrip())
-    return kept + ended.group() if kept and ended and parts[-1] is None and not re.search(r"[.!?]$", kept) else kept
+    return kept + ended.group() if kept and ended and not re.search(r"[.!?]$", kept) else kept
 
 
 def split_side_remarks(query: str) -> tuple[str, list[str]]:
-    """``query`` less the remarks it sets aside itself (a bracket, a sentence or a part of one, a preface saying what the
-    answer is for), and the clauses set aside with a dismissal that named something else ("the solution we titrated at
-    pH 2" of "though pH doesn't matter"), whose values may have been inputs; the query unchanged where it has none."""
-    query = _PURPOSE.sub("", query, count=1)
-    if not (_ANAPHORIC.search(query) or _NAMED.search(query) or _WANT.search(query)):
+    """``query`` less the remarks it sets aside itself, and what was set aside (less a bare "irrelevant" or "ignore that"):
+    the query unchanged where it has none."""
+    if not re.search(rf"{_DISMISSED}|{_NOT_MATTERING}|ignore|disregard|forget\s+about|plays?\s+no|has\s+no|\bbut\s+(?:I|we)\b", query, re.IGNORECASE):
         return query, []
     removed: list[str] = []
 
     def bracket(match: re.Match[str]) -> str:
         kept = _without(match.group(2), removed)
+        if kept == match.group(2):
+            return match.group(0)
         if kept:
-            return f"{match.group(1)}({kept}){match.group(3)}"
+            return f"{match.group(1)}({kept.rstrip('.')}){match.group(3)}"
         following = match.string[match.end() :]
         return "" if not following or following[0] in ",.;:?!)" or not match.group(1) else " "
 
     text = _BRACKET.sub(bracket, query)
     sentences = [_without(s, removed) for s in _SENTENCE.split(text)]
-    return " ".join(s for s in sentences if s and not re.fullmatch(r"[\s.!?,;:]*", s)), removed
+    kept = " ".join(s for s in sentences if s and not re.fullmatch(r"[\s.!?,;:]*", s))
+    return (kept, [r.strip() for r in removed if r.strip()]) if removed or kept != query else (query, [])
 
 
 def without_side_remarks(query: str) -> str:

@@ -302,7 +302,10 @@ alone is its database, whose values are another source."""
 
 
 def named_packages(text: str) -> str:
-    """``text`` with a package named by what it is written as its name: "the Materials Project's python library" → pymatgen."""
+    """``text`` with a package named by what it is written as its name: "the Materials Project's python library" → pymatgen;
+    unchanged where it speaks of the Materials Project's database too (an mp- id, its API client)."""
+    if re.search(r"\bmp-\d+|\bmp[-_]api\b|MPRester|\bdatabase\b|\bentry\b", text, re.IGNORECASE):
+        return text
     for pattern, name in _PACKAGE_PHRASES:
         text = pattern.sub(name, text)
     return text

@@ -727,11 +727,6 @@ FRAGMENTS_ALL = library_skill("rdkit_fragments_benzyl")
             {"smiles": "C1c2ccccc2-c2ccccc12"},
         ),
         (
-            LATTICE,
-            "Using ASE's EMT potential, what equilibrium fcc lattice constant (Å) do you get for Au from an equation-of-state fit over 4.0-4.2 Å (11 points)? Experiment says 4.078 Å at room temperature, but ignore that, I want the EMT prediction. Float, 3 d.p.",
-            {"min_lattice_constant": 4.0, "max_lattice_constant": 4.2, "num": 11, "element": "Au"},
-        ),
-        (
             OXIDATION,
             "What oxidation state does pymatgen guess for Cr in K2Cr2O7 (the orange solution we titrated at pH 2, though pH doesn't matter here)? Return an integer.",
             {"formula": "K2Cr2O7", "element": "Cr"},
@@ -750,6 +745,16 @@ FRAGMENTS_ALL = library_skill("rdkit_fragments_benzyl")
         ),
         # abbreviations
         (MASS_FRACTION, "wt frac Fe in Fe3O4 (pymatgen Composition.get_wt_fraction('Fe')), 4dp", {"formula": "Fe3O4", "element": "Fe"}),
+        # the verified size said in atoms, the verified count of criteria in digits, a sentence saying what the substance is
+        (VACANCY.model_copy(update={"tunables": ["supercell"]}), "Unrelaxed mono-vacancy formation energy (eV) of fcc Pt, a = 3.92 Å, in a 108-atom cubic supercell, with the EMT calculator from ASE? Float, 3 d.p.",
+         {"element": "Pt", "a": 3.92}),
+        (LIPINSKI.model_copy(update={"tunables": ["max_molecular_weight", "max_acceptors"]}), "Cholesterol. SMILES: CC(C)CCCC(C)C1CCC2C1(CCC3C2CC=C4C3(CCC(C4)O)C)C. Ro5 compliant (all 4 Lipinski criteria, RDKit)? bool",
+         {"smiles": "CC(C)CCCC(C)C1CCC2C1(CCC3C2CC=C4C3(CCC(C4)O)C)C"}),
+        (OXIDATION, "Potassium dichromate is the orange oxidiser, formula K2Cr2O7. Which oxidation state does pymatgen's oxidation-state guesser assign to chromium in its most likely guess?",
+         {"formula": "K2Cr2O7", "element": "Cr"}),
+        # a remark dismissing what it names sets aside itself only; a possessive name beside its formula
+        (ATOMIZATION, "What is the EMT atomization energy of N2 with ASE? Relax it with BFGS to fmax 0.05 eV/Å, though the optimizer doesn't matter.", {"formula": "N2", "fmax": 0.05}),
+        (MASS_FRACTION, "What fraction of titanium dioxide's mass (TiO2) is oxygen, via pymatgen? Float between 0 and 1, rounded to 4 decimals.", {"formula": "TiO2", "element": "O"}),
         # the cohesive energy described by the process it measures
         (
             COHESIVE,
@@ -765,12 +770,29 @@ def test_side_remarks_prefaces_and_shorthand_bind_what_is_asked(skill, query, pa
 @pytest.mark.parametrize(
     ("skill", "query", "reason"),
     [
-        # a value of the skill's kind set aside with a dismissal that named something else: perhaps an input, so no answer
+        # what a question sets aside that may have been an input: a value, a substance, an instruction, a word of the skill's
         (
-            ATOMIZATION,
-            "What is the EMT atomization energy of N2 with ASE? Relax it with BFGS to fmax 0.05 eV/Å, though the optimizer doesn't matter.",
-            "sets aside a remark that states 0.05",
+            LATTICE,
+            "Using ASE's EMT potential, what equilibrium fcc lattice constant (Å) do you get for Au from an equation-of-state fit over 4.0-4.2 Å (11 points)? Experiment says 4.078 Å at room temperature, but ignore that, I want the EMT prediction. Float, 3 d.p.",
+            "which states 4.078",
         ),
+        (ROCKSALT, "What is the density of rock-salt NaCl (unit: g/cm^3) with a = 5.64 Å, computed with pymatgen? We compressed it to a = 5.50 Å, the paper's 5.64 Å is a typo, ignore that.", "sets aside"),
+        (BULK_MODULUS, "What is the bulk modulus (unit: GPa) of fcc Cu with ASE's EMT from an EOS fit over 11 lattice constants from 3.5 to 3.7 Å? Thermal expansion plays no role, use the Murnaghan form.", "'murnaghan'"),
+        (ATOMIZATION, "Calculate the atomization energy of a nitrogen molecule using ASE's EMT calculator. Relaxation is not needed.", "'Relaxation'"),
+        (XRD, "At what 2-theta angle (unit: degrees) is the strongest powder diffraction peak of fcc silver (a = 4.086 Å), computed with pymatgen? We used Co K-alpha radiation, which doesn't matter for you.", "names Co"),
+        # a condition inside what is asked is no remark
+        (HBONDS, "How many hydrogen-bond donors and acceptors does paracetamol (SMILES CC(=O)Nc1ccc(O)cc1) have according to RDKit's Lipinski counts, if the amide nitrogen does not count as a donor?", "'amide'"),
+        # the cohesive energy is the energy to pull a crystal apart into free atoms, not any energy it takes
+        (COHESIVE, "How much energy does it take to split an fcc aluminium crystal (4.05 Å) into two halves with ASE's EMT? eV/atom.", "without 'cohesive'"),
+        # an element of a formula that has none, another reflection than the strongest, the strongest denied
+        (MASS_FRACTION, "What is the mass fraction of oxygen in NaCl, computed with pymatgen?", "O in NaCl, which has none"),
+        (XRD, "fcc Al a = 4.05 Å, pymatgen XRDCalculator with CuKa: 2θ of the (200) reflection? degrees, 2 dp", r"plane \(200\)"),
+        (XRD, "fcc Al a = 4.05 Å, pymatgen, Cu K-alpha: 2θ of the second peak (not the strongest one)? degrees, 2 dp", "not strongest"),
+        # the Materials Project's database is another source than its python library
+        (ROCKSALT, "What density does the Materials Project's python library (mp-api) report for rock-salt NaCl, mp-22862, with a = 5.64 Å?", "'materials', 'project'"),
+        # another size in atoms, or the verified size of another cell, or another count of criteria
+        (VACANCY, "Unrelaxed vacancy formation energy (eV) of fcc Pt, a = 3.92 Å, in a 32-atom cubic supercell, with ASE's EMT? Float, 3 d.p.", "states 32"),
+        (LIPINSKI, "Does ibuprofen (CC(C)Cc1ccc(cc1)C(C)C(=O)O) meet 3 of the Lipinski criteria with RDKit? Return true or false.", "states 3"),
         # counting another thing than the verified questions count
         (
             SYMMETRY_OPERATIONS,
