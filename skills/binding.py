@@ -35,8 +35,17 @@ from typing import Any
 from pydantic import BaseModel, Field, JsonValue
 
 from skills.answer_spec import read_answer_spec
-from skills.chemistry import canonical_smiles, element_symbol, formula_elements, is_formula, resolve_name, same_formula
-from skills.context import ALTERING, aside_words, data_sources, framing_words, instruction_words, structure_names, substance_names
+from skills.chemistry import canonical_smiles, element_names, element_symbol, formula_elements, is_formula, resolve_name, same_formula
+from skills.context import (
+    ALTERING,
+    aside_words,
+    data_sources,
+    framing_words,
+    instruction_words,
+    structural_words,
+    structure_names,
+    substance_names,
+)
 from skills.crystal_binding import bind_crystal
 from skills.documented import documented_words
 from skills.documents import DEFAULT_WORDS, BoundValue, Skill
@@ -50,6 +59,7 @@ from skills.meaning import (
     other_order,
     other_qualifier,
     other_quantity,
+    other_selection,
     other_superlative,
     other_units,
     own_formula,
@@ -103,6 +113,7 @@ from skills.substances import (
     whole_of,
 )  # fmt: skip
 from skills.terms import (
+    MODIFIERS,
     asked_quantity,
     explaining_forms,
     explains,
@@ -203,8 +214,23 @@ _SAYS_FIRST = re.compile(r"\b(?:first\s+(?:site|atom)|(?:site|atom|index)\s*0|\w
 _SITE_ZERO = re.compile(r"\b(?:site|atom|index)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 
 
-_OTHER_FORM = re.compile(r"^(?:isotop|deuter|triti|enrich|hydrat|dehydrat|anhydr|solvat|desolvat)|hydrates?$")
+_OTHER_FORM = re.compile(r"^(?:isotop|deuter|triti|enrich|hydrat|dehydrat|anhydr|solvat|desolvat|hydrogenat|dehydrogenat)|hydrates?$")
 """Ordinary words that make the substance another one: "hydrated CuSO4", "deuterated benzene", "enriched uranium"."""
+
+
+_CELL_ATOMS = (
+    (r"bcc|body[- ]cent(?:red|ered)(?:[- ]cubic)?|cscl|caesium[- ]chloride|cesium[- ]chloride", 2),
+    (r"fcc|face[- ]cent(?:red|ered)(?:[- ]cubic)?", 4),
+    (r"diamond|rock[- ]?salt|zinc[- ]?blende|sphalerite", 8),
+    (r"fluorite", 12),
+)
+"""The atoms in the conventional cubic cell of a structure type: "the 2-atom cell of bcc iron" restates the cell."""
+
+
+def _conventional_atoms(query: str) -> int | None:
+    """The atoms of the conventional cell of the one cubic structure type the question names, or None."""
+    found = {count for pattern, count in _CELL_ATOMS if re.search(rf"\b(?:{pattern})(?:[- ](?:type|like|structure|structured))?\b", query, re.IGNORECASE)}
+    return found.pop() if len(found) == 1 else None
 
 
 _SPELLED_COUNT = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})\s+([A-Za-z'-]+)(?:\s+([A-Za-z]+))?", re.IGNORECASE)
@@ -214,7 +240,9 @@ _FUNCTION_WORDS = frozenset("per of in on at to by for from with and or the an".
 """Words that join a phrase of the domain ("energy *per* atom") without naming another thing."""
 
 
-def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], verified: list[str] | None = None) -> list[str]:
+def _unexplained(
+    vocabulary: frozenset[str], query: str, asked: list[Mention], verified: list[str] | None = None, own_elements: frozenset[str] = frozenset()
+) -> list[str]:
     """The question's words the skill's ``vocabulary`` does not explain that matter: its technical words ("no relaxation"
     counts as "unrelaxed"), the pairs of words that name one thing of the domain ("bond length"; "point group" where the
     ``verified`` questions say "space group"), and what it asks for."""
@@ -232,7 +260,7 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
     joined |= {m.lower() for m in re.findall(r"(?<=\w\.)(txt|csv|dat|json)\b", query)}  # "FunctionalGroups.txt": a plain file
     found = []
     for word, before, negated in question_words(query, asked):
-        if word in named or word in joined:
+        if word in named or word in joined or word in own_elements:
             continue  # "atorvastatin (SMILES …)": the molecule's name, whatever the name database knows
         if is_spelled_unit(word):
             continue  # "Electronvolts, rounded to four decimals": a unit spelled out, wherever it stands
@@ -246,7 +274,7 @@ def _unexplained(vocabulary: frozenset[str], query: str, asked: list[Mention], v
             continue
         elif (
             is_technical(word) or word in acronyms or _OTHER_FORM.search(word)
-            or (element_symbol(word) and not re.search(rf"\b{word}\s+(?:to|from|in)\b", query.lower()))
+            or (element_symbol(word) and word not in own_elements and not re.search(rf"\b{word}\s+(?:to|from|in)\b", query.lower()))
         ):  # fmt: skip
             found.append(word)  # an element named where no value was read ("beta-tungsten"): another substance
         elif before and before not in GENERIC_WORDS and is_phrase(before, word):  # "bond length", "heavy atoms": a term together
@@ -412,6 +440,19 @@ _MILLER = re.compile(r"(?<![\w)])(?:\((?:\s*-?\d){3}\s*\)|\{(?:\s*-?\d){3}\s*\})
 """A lattice plane by its Miller indices: "the (200) reflection", "the {111} facets"."""
 
 
+def _part_of(skill: Skill, query: str, asked: list[Mention]) -> str | None:
+    """A part of a substance the question asks of ("titanium dioxide's metal", "alumina's cation") where the skill's words do
+    not say what follows the possessive ("titanium dioxide's mass" they do)."""
+    vocabulary: frozenset[str] | None = None
+    for mention in asked:
+        after = re.match(r"(?:'s|’s|')\s+([A-Za-z][\w-]*)", query[mention.end :]) if mention.kind in ("name", "formula") else None
+        if after:
+            vocabulary = vocabulary if vocabulary is not None else _vocabulary(skill)
+            if not explains(vocabulary, after.group(1).lower()):
+                return f"the question asks for the {after.group(1)} of {mention.text}, which this skill was not verified on"
+    return None
+
+
 def _other_plane(skill: Skill, query: str) -> str | None:
     """A lattice plane the question names ("the (200) reflection") that no verified question names: another peak or surface."""
     said = {re.sub(r"\s", "", m.group()) for text in verified_texts_of(skill) for m in _MILLER.finditer(text)}
@@ -555,7 +596,8 @@ _INSTRUCTING = re.compile(
 def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str]) -> str | None:
     """Why what a question set aside may have been an input of this skill ("take a = 5.50 Å, which the paper got wrong,
     ignore that"): a number in a unit or after a word of one of its parameters, a substance where it takes one, an
-    instruction, or a technical word it was verified on ("relaxation is not needed"). The skill then does not answer."""
+    instruction, a technical word it was verified on ("relaxation is not needed"), or a word that can change what is
+    computed or the structure (a modifier, "hydrogenated", "vacancies", "primitive", "bcc"). The skill then does not answer."""
     properties = skill.parameters.properties
     units = [p.unit for name, p in properties.items() if p.unit and kinds[name] != "entries"]
     cues = {stem(w.lower()) for name, p in properties.items() for w in [*name.split("_"), *(p.cue or [])] if not is_everyday(w)}
@@ -572,9 +614,11 @@ def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str]) ->
                     return f"{shown}, which states {mention.text}, a value this skill takes"
             elif any(kind in (*ENTITY_KINDS, "crystal", "structure") for kind in kinds.values()):
                 return f"{shown}, which names {mention.text}, what this skill takes"
-        technical = [w for w in re.findall(r"[A-Za-z]+", remark) if is_technical(w) and explains(vocabulary, w.lower())]
-        if technical:
-            return f"{shown}, which speaks of {technical[0]!r}, as this skill's questions do"
+        words = [w.lower() for w in re.findall(r"[A-Za-z]+", remark)]
+        telling = [w for w in words if (is_technical(w) and explains(vocabulary, w)) or w in MODIFIERS or w in ALTERING or _OTHER_FORM.search(w)]
+        telling += sorted(structural_words(remark))  # "the primitive cell", "bcc", "strain": what may change the structure
+        if telling:
+            return f"{shown}, which speaks of {telling[0]!r}, what can change the answer"
     return None
 
 
@@ -605,7 +649,7 @@ def bind(skill: Skill, query: str) -> Binding:
     naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
     naming |= found_crystal.taken if found_crystal is not None else set()  # "rock-salt KCl": the crystal's substance
-    other = _systematic_name_of_another(query, asked) or _other_file(skill, query) or _other_plane(skill, query)
+    other = _systematic_name_of_another(query, asked) or _other_file(skill, query) or _other_plane(skill, query) or _part_of(skill, query, asked)
     if other:
         raise BindingDeclined(other)
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
@@ -627,6 +671,11 @@ def bind(skill: Skill, query: str) -> Binding:
     }  # fmt: skip
     fresh = [m for m in fresh if not (m.number and any((m.number, w) in spelled for w in words_after(query, m.end, 2)))]  # "all 4 criteria"
     sized = any(m.counted == "atom" and m.number in verified_atoms for m in fresh)  # "a 108-atom supercell" of a verified "(108 atoms)"
+    in_cell = _conventional_atoms(query)
+    fresh = [m for m in fresh if not (m.counted == "atom" and in_cell and m.number == in_cell)]  # "the 2-atom cubic cell of bcc iron"
+    for m in asked:  # "the 8-atom cubic cell of bcc iron": the verified 8 atoms were diamond's cell
+        if m.counted == "atom" and in_cell and m.number != in_cell and "cell" in words_after(query, m.end, 3):
+            raise BindingDeclined(f"the question's {m.text} cell is not the conventional cell of the structure it names ({in_cell} atoms)")
     fresh = [m for m in fresh if not (m.counted == "atom" and m.number in verified_atoms)]
     repeats = [m for m in asked if _REPEAT.fullmatch(m.text)]
     if repeats:  # "2x2x2 supercell of the 4-atom cell (32 atoms)": the counts follow from the repeat ("3 atoms removed" does not)
@@ -660,7 +709,8 @@ def bind(skill: Skill, query: str) -> Binding:
         framing = framing_words(query, asked, structural=True, vocabulary=vocabulary) | _names_in_stated_structure(query, asked)
     if tables:  # "Given DFT total energies: Li 0.0, …": where the entries' energies came from, for a skill that takes them
         framing |= data_sources(query)
-    unexplained = [w for w in _unexplained(vocabulary, query, asked, verified_texts_of(skill)) if w not in framing]
+    own_elements = frozenset(name for group in _code_substances(skill.code) for symbol in group for name in element_names(symbol))
+    unexplained = [w for w in _unexplained(vocabulary, query, asked, verified_texts_of(skill), own_elements) if w not in framing]
     if not substance_only:  # "for the melts", "the (111) surface": common words that make the crystal another thing
         written = {w for w, _, _ in question_words(query, asked)}
         unexplained += [w for w in sorted(written & ALTERING) if not explains(vocabulary, w) and w not in unexplained]
@@ -678,7 +728,7 @@ def bind(skill: Skill, query: str) -> Binding:
     other = (
         reversed_sense(verified_texts, query) or denied_substance(query, asked) or dropped_qualifier(verified_texts, query) or other_qualifier(verified_texts, query)
         or other_basis(verified_texts, query, answer_unit) or other_units(verified_texts, query, answer_unit) or other_order(verified_texts, query)
-        or other_superlative(vocabulary, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
+        or other_superlative(vocabulary, query) or other_selection(verified_texts, query) or uneven_repeat(verified_texts, query) or fixed_setting(verified, context, query, fresh)
         or own_formula(verified_texts, query)
         or other_quantity(verified_texts, query, _described(skill), asked) or other_count(verified_texts, query, _code_counts(skill.code))
     )  # fmt: skip

@@ -21,7 +21,7 @@ from typing import Any
 
 from pymatgen.core import Composition, Element
 
-__all__ = [
+__all__ = ["element_names", 
     "NamedChemical", "is_element", "is_formula", "same_formula", "formula_elements",
     "homonuclear", "formula_text", "molecule", "canonical_smiles",
     "resolve_name", "element_symbol", "formula_counts", "element_neighbours", "WORD_LIKE_SYMBOLS", "flat_smiles", "smiles_formula",
@@ -174,6 +174,11 @@ def _element_names() -> dict[str, str]:
     names = {el.long_name.lower(): el.symbol for el in Element}
     names.update({"aluminium": "Al", "caesium": "Cs", "sulphur": "S"})
     return names
+
+
+def element_names(symbol: str) -> set[str]:
+    """The English names of an element (lowercase, British and American): Al → {"aluminum", "aluminium"}."""
+    return {name for name, found in _element_names().items() if found == symbol}
 
 
 def element_symbol(name: str) -> str | None:

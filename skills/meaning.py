@@ -45,7 +45,7 @@ from skills.mentions import GENERIC_WORDS, Mention, same_amount, stem
 from skills.terms import MODIFIERS, asked_quantity, explaining_forms, explains, is_phrase, is_technical, written_acronyms
 from skills.units import is_spelled_unit, normal_unit, same_unit, unit_spans
 
-__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_count", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
+__all__ = ["REVERSING", "OPPOSITES", "NEUTRAL", "reversed_sense", "denied_substance", "unexplained_qualifiers", "dropped_qualifier", "other_qualifier", "other_quantity", "other_count", "other_selection", "other_basis", "other_units", "other_superlative", "other_order", "uneven_repeat", "fixed_setting", "own_formula"]
 
 REVERSING = frozenset(
     "violate violates violated violating violation fail fails failed failing invalid unstable inverse reciprocal opposite "
@@ -396,6 +396,34 @@ def other_superlative(vocabulary: frozenset[str], query: str) -> str | None:
         alike = next((group for group in _PICKING_ALIKE if word.lower() in group), frozenset({word.lower()}))
         if word.lower() in SUPERLATIVES and not any(explains(vocabulary, other) for other in alike):
             return f"the question asks for the {word.lower()}, which this skill was not verified to pick"
+    return None
+
+
+_EVERY_KIND = re.compile(
+    r"\b(\w+)\s+or\s+(?:not|otherwise|non-?\1)\b|\bwhether\s+\w+\s+or\s+not\b|\b\w+\s+ones\s+(?:included|too|as\s+well)\b"
+    r"|\b(?:of|in)\s+(?:any|every|all)\s+(?:kinds?|types?|sorts?)\b",
+    re.IGNORECASE,
+)
+_LEFT_OUT = re.compile(
+    r"\b(?:not\s+counting|without\s+counting|leaving\s+out|leave\s+out|left\s+out|excluding|except\s+for|apart\s+from|omitting|neglecting|disregarding)\b",
+    re.IGNORECASE,
+)
+_RANKED = re.compile(
+    r"\b(?:second|third|fourth|fifth)(?:[- ]\w+)?\b|\brunner[- ]up\b|\bnext[- ](?:strongest|largest|highest|most|nearest|brightest|smallest|lowest)\b"
+    r"|\b(?:just\s+|right\s+)?below\s+the\s+(?:most|strongest|largest|highest|brightest)\b",
+    re.IGNORECASE,
+)
+_PICKED = re.compile(r"\b[a-z]{3,}est\b|\bmost\s+[a-z]+", re.IGNORECASE)
+
+
+def other_selection(verified: Sequence[str], query: str) -> str | None:
+    """A selection of what is counted or picked that no verified question makes: every kind ("rings, aromatic or not"),
+    some left out ("not counting the centring translations"), or a rank below the verified pick ("the runner-up peak")."""
+    said = " ".join(verified)
+    for pattern, why in ((_EVERY_KIND, "of every kind"), (_LEFT_OUT, "with some left out"), (_RANKED, "at another rank")):
+        found = pattern.search(query)
+        if found and not pattern.search(said) and (pattern is not _RANKED or _PICKED.search(said)):
+            return f"the question asks {why} ({found.group()!r}), which no verified question of this skill does"
     return None
 
 

@@ -6,7 +6,8 @@ that asks nothing holds one (a bracket, a sentence, or a part of either between 
 asking sentence ("…, if the amide nitrogen does not count as a donor?") is part of what is asked. Within the piece, a
 dismissal of what was just said ("…, irrelevant", "…, ignore that", "…, which doesn't matter here") sets aside the clause
 before it too; one that names its subject ("the experimental value is irrelevant", "temperature plays no role") only
-itself, and the clause before it where that names the subject again ("at pH 2, though pH doesn't matter"). Everything set
+itself, and the clause before it where that names the subject again ("at pH 2, though pH doesn't matter"). "X, but I want Y"
+sets X aside where X is a value from another source. Everything set
 aside is returned, for the skill to check that none of it was an input of its own kind (``skills/binding.py``).
 
 >>> without_side_remarks("Density of KCl with pymatgen? (It was annealed at 500 °C, irrelevant.) Float, 4 d.p.")
@@ -47,10 +48,8 @@ _NAMING = re.compile(
 )
 """A clause that sets aside what it names: "temperature plays no role", "the experimental value is irrelevant"."""
 _WANT = re.compile(r",?\s+but\s+(?=(?:I|we)(?:'m|\s+am|\s+are)?\s+(?:just\s+|only\s+|really\s+)?(?:want|need|after)\b)", re.IGNORECASE)
-""""X, but I want Y": X is said to be set aside for what follows."""
-_DIMENSIONS = {"temperature": r"K|°C|°F|kelvin", "pressure": r"GPa|MPa|kbar|bar|atm|Pa", "thickness": r"µm|um|nm|mm"}
-"""A subject a clause names by what its value measures: "~120 K, but temperature plays no role"."""
-
+_SOURCE = re.compile(r"\b(?:experiment\w*|measur\w*|lab|laboratory|literature|reported|handbook|quoted?|tabulated|paper)\b", re.IGNORECASE)
+""""X, but I want Y" where X is a value from another source ("we measured 1.98 g/cm^3"): X is set aside for what follows."""
 _ASKING = re.compile(
     r"\?|\b(?:what|how|compute|calculate|give|return|find|determine|report)\b"
     r"|\bwhich\b(?!\s+(?:does|doesn't|do|don't|is|isn't|you|we|one|should|shouldn't|won't|will|can|may|plays?|has))",
@@ -62,11 +61,9 @@ _CLAUSE = re.compile(r",\s+|\s+(?=(?:but|though|although)\s)", re.IGNORECASE)
 
 
 def _names_again(subject: str, clause: str) -> bool:
-    """Whether ``clause`` speaks of what a dismissal's ``subject`` names ("pH" of "at pH 2"; "temperature" of "120 K")."""
+    """Whether ``clause`` speaks of what a dismissal's ``subject`` names ("pH" of "at pH 2")."""
     words = [w for w in re.findall(r"[A-Za-z]+", subject.lower()) if w not in ("the", "its", "our", "but", "and", "though", "although")]
-    if any(re.search(rf"\b{re.escape(w)}\b", clause, re.IGNORECASE) for w in words):
-        return True
-    return any(w in _DIMENSIONS and re.search(rf"\d\s*(?:{_DIMENSIONS[w]})(?![A-Za-z])", clause) for w in words)
+    return any(re.search(rf"\b{re.escape(w)}\b", clause, re.IGNORECASE) for w in words)
 
 
 def _kept(piece: str, removed: list[str]) -> str | None:
@@ -74,7 +71,7 @@ def _kept(piece: str, removed: list[str]) -> str | None:
     if _ASKING.search(piece):
         return piece  # a condition of what is asked, however it is worded
     want = _WANT.search(piece)
-    if want:
+    if want and _SOURCE.search(piece[: want.start()]):
         removed.append(piece[: want.start()])
         return piece[want.end() :]
     clauses = _CLAUSE.split(piece)

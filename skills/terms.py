@@ -97,7 +97,7 @@ EQUIVALENTS = [
     ("difference", "gap"), ("distance", "separation"), ("molecular weight", "molecular mass"), ("molar mass", "formula weight"), ("molecular weight", "molar mass"), ("bond length", "nearest neighbour distance"),
     ("h bond", "hydrogen bond"), ("read", "parse"), ("load", "deserialize"), ("store", "serialize"), ("save", "serialize"), ("write", "serialize"),
     ("international symbol", "hermann mauguin symbol"), ("mass fraction", "weight fraction"), ("equilibrium", "relaxed"),
-    ("symmetry operations", "space group operations"), ("shortest distance", "nearest neighbour distance"), ("bond length", "separation"),
+    ("symmetry operations", "space group operations"), ("save", "write"), ("dump", "write"), ("load", "read"), ("shortest distance", "nearest neighbour distance"), ("bond length", "separation"),
 ]  # fmt: skip
 """Phrases that name one thing: a skill verified on all the words of one explains the words of the other."""
 
@@ -125,6 +125,8 @@ def forms(word: str) -> frozenset[str]:
     if doubled:
         found.add(doubled.group(1) + doubled.group(2))  # "fitted", "summed", "scanning": fit, sum, scan
     found |= {w[:-1] for w in (word, _spelled(word)) if w.endswith("e") and len(w) >= 8}  # "serialise" meets "serialised"
+    if word.endswith("ing") and len(word) >= 6:
+        found |= {stem(word[:-3]), stem(word[:-3] + "e")}  # "saving" meets "save", "reading" meets "read"
     if len(word) == 4 and word.endswith("s"):
         found.add(word[:-1])  # the plural of a short word or acronym: "CIFs"
     for base in list(found):

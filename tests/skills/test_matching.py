@@ -722,11 +722,6 @@ FRAGMENTS_ALL = library_skill("rdkit_fragments_benzyl")
             {"smiles": "CSCC[C@H](N)C(=O)O"},
         ),
         (
-            AROMATIC,
-            "How many aromatic rings does RDKit count in fluorene (C1c2ccccc2-c2ccccc12)? It melts at 116 °C, not relevant. Return an integer.",
-            {"smiles": "C1c2ccccc2-c2ccccc12"},
-        ),
-        (
             OXIDATION,
             "What oxidation state does pymatgen guess for Cr in K2Cr2O7 (the orange solution we titrated at pH 2, though pH doesn't matter here)? Return an integer.",
             {"formula": "K2Cr2O7", "element": "Cr"},
@@ -753,8 +748,10 @@ FRAGMENTS_ALL = library_skill("rdkit_fragments_benzyl")
         (OXIDATION, "Potassium dichromate is the orange oxidiser, formula K2Cr2O7. Which oxidation state does pymatgen's oxidation-state guesser assign to chromium in its most likely guess?",
          {"formula": "K2Cr2O7", "element": "Cr"}),
         # a remark dismissing what it names sets aside itself only; a possessive name beside its formula
-        (ATOMIZATION, "What is the EMT atomization energy of N2 with ASE? Relax it with BFGS to fmax 0.05 eV/Å, though the optimizer doesn't matter.", {"formula": "N2", "fmax": 0.05}),
         (MASS_FRACTION, "What fraction of titanium dioxide's mass (TiO2) is oxygen, via pymatgen? Float between 0 and 1, rounded to 4 decimals.", {"formula": "TiO2", "element": "O"}),
+        # the code's own substance named in words; saving is writing; the conventional cell said in atoms
+        (LJ_DIMER, "Argon-like Lennard-Jones dimer in ASE: sigma = 3.4, epsilon = 0.0104, cutoff rc = 10. Relax it (BFGS, fmax 1e-5, starting 4.0 apart): the equilibrium separation?", {"sigma": 3.4, "epsilon": 0.0104}),
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the conventional 2-atom cubic cell of bcc iron (a = 2.866 Å)? Integer answer.", {"crystal_structure": "bcc", "a": 2.866}),
         # the cohesive energy described by the process it measures
         (
             COHESIVE,
@@ -777,9 +774,12 @@ def test_side_remarks_prefaces_and_shorthand_bind_what_is_asked(skill, query, pa
             "which states 4.078",
         ),
         (ROCKSALT, "What is the density of rock-salt NaCl (unit: g/cm^3) with a = 5.64 Å, computed with pymatgen? We compressed it to a = 5.50 Å, the paper's 5.64 Å is a typo, ignore that.", "sets aside"),
-        (BULK_MODULUS, "What is the bulk modulus (unit: GPa) of fcc Cu with ASE's EMT from an EOS fit over 11 lattice constants from 3.5 to 3.7 Å? Thermal expansion plays no role, use the Murnaghan form.", "'murnaghan'"),
-        (ATOMIZATION, "Calculate the atomization energy of a nitrogen molecule using ASE's EMT calculator. Relaxation is not needed.", "'Relaxation'"),
+        (BULK_MODULUS, "What is the bulk modulus (unit: GPa) of fcc Cu with ASE's EMT from an EOS fit over 11 lattice constants from 3.5 to 3.7 Å? Thermal expansion plays no role, use the Murnaghan form.", "'thermal'"),
+        (ATOMIZATION, "Calculate the atomization energy of a nitrogen molecule using ASE's EMT calculator. Relaxation is not needed.", "'relaxation'"),
         (XRD, "At what 2-theta angle (unit: degrees) is the strongest powder diffraction peak of fcc silver (a = 4.086 Å), computed with pymatgen? We used Co K-alpha radiation, which doesn't matter for you.", "names Co"),
+        # a remark that speaks of what can change the answer is no remark to set aside, whatever it says of itself
+        (AROMATIC, "How many aromatic rings does RDKit count in fluorene (C1c2ccccc2-c2ccccc12)? It melts at 116 °C, not relevant. Return an integer.", "'melts'"),
+        (ATOMIZATION, "What is the EMT atomization energy of N2 with ASE? Relax it with BFGS to fmax 0.05 eV/Å, though the optimizer doesn't matter.", "'optimizer'"),
         # a condition inside what is asked is no remark
         (HBONDS, "How many hydrogen-bond donors and acceptors does paracetamol (SMILES CC(=O)Nc1ccc(O)cc1) have according to RDKit's Lipinski counts, if the amide nitrogen does not count as a donor?", "'amide'"),
         # the cohesive energy is the energy to pull a crystal apart into free atoms, not any energy it takes
@@ -788,6 +788,17 @@ def test_side_remarks_prefaces_and_shorthand_bind_what_is_asked(skill, query, pa
         (MASS_FRACTION, "What is the mass fraction of oxygen in NaCl, computed with pymatgen?", "O in NaCl, which has none"),
         (XRD, "fcc Al a = 4.05 Å, pymatgen XRDCalculator with CuKa: 2θ of the (200) reflection? degrees, 2 dp", r"plane \(200\)"),
         (XRD, "fcc Al a = 4.05 Å, pymatgen, Cu K-alpha: 2θ of the second peak (not the strongest one)? degrees, 2 dp", "not strongest"),
+        # "but I want" sets aside only another source's value; a dismissal of temperature keeps the clause it follows
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for diamond silicon with a = 5.431 Å? The cell is the primitive 2-atom one, but I want the spglib count.", "'primitive'"),
+        (COHESIVE, "What is the cohesive energy (unit: eV/atom) of aluminium with lattice constant 4.05 Å according to ASE's EMT calculator? In the bcc phase at 300 K, though temperature plays no role.", "300"),
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å? We use the primitive cell and a 300 K anneal, which doesn't matter.", "sets aside"),
+        # a part of the substance, every kind, some left out, another rank
+        (MOLAR_MASS, "What is the molar mass (unit: g/mol) of titanium dioxide's metal (TiO2) according to pymatgen?", "the metal of titanium dioxide"),
+        (AROMATIC, "How many rings, aromatic or not, does tetralin (SMILES c1ccc2c(c1)CCCC2) have according to RDKit?", "every kind"),
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å, not counting the centring translations?", "left out"),
+        (XRD, "At what 2-theta angle (unit: degrees) is the runner-up in intensity among the Cu K-alpha powder diffraction peaks of fcc copper (a = 3.615 Å), computed with pymatgen?", "another rank"),
+        # a cell in atoms that is not the conventional cell of the structure named
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the 8-atom cubic cell of bcc iron (a = 2.866 Å)? Integer answer.", "not the conventional cell"),
         # the Materials Project's database is another source than its python library
         (ROCKSALT, "What density does the Materials Project's python library (mp-api) report for rock-salt NaCl, mp-22862, with a = 5.64 Å?", "'materials', 'project'"),
         # another size in atoms, or the verified size of another cell, or another count of criteria

@@ -12,7 +12,7 @@ from skills.side_remarks import split_side_remarks, without_side_remarks
         ("Given energies [Na 0.0, NaO2 -2.4] (eV, per formula unit as written; the runs used a 520 eV cutoff, which you can ignore), what is E_hull?",
          "Given energies [Na 0.0, NaO2 -2.4] (eV, per formula unit as written), what is E_hull?"),
         ("Density of KCl with pymatgen? We measured 1.98 g/cm^3 by pycnometry, but I want the computed value.", "Density of KCl with pymatgen? I want the computed value."),
-        ("LJ dimer, sigma 3.4 Å, start at 4.0 Å? (that's ~120 K in k_B units, but temperature plays no role)", "LJ dimer, sigma 3.4 Å, start at 4.0 Å?"),
+        ("LJ dimer, sigma 3.4 Å, start at 4.0 Å? (that's ~120 K in k_B units, but temperature plays no role)", "LJ dimer, sigma 3.4 Å, start at 4.0 Å? (that's ~120 K in k_B units)"),
         ("Oxidation state of Cr in K2Cr2O7 (the solution we titrated at pH 2, though pH doesn't matter here)?", "Oxidation state of Cr in K2Cr2O7?"),
         # a dismissal that names its subject sets aside itself only
         ("Density of NaCl with pymatgen? Take a = 5.50 Å, the experimental value is irrelevant.", "Density of NaCl with pymatgen? Take a = 5.50 Å."),
