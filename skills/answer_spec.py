@@ -49,7 +49,7 @@ def read_answer_spec(query: str) -> AnswerSpec:
             break
     if output_type == "any" and _TWO_IN_ORDER.search(text):
         output_type = "list"  # "acceptors first, then donors": two values, in that order
-    decimals = re.search(r"(\d+)\s+decimal(?: place)?s?", text, re.IGNORECASE)
+    decimals = re.search(r"(\d+)\s*(?:decimal(?: place)?s?\b|d\.\s?p\.|dp\b)", text, re.IGNORECASE)
     step = re.search(r"\bround(?:ed)?\s+(?:off\s+)?to\s+(?:the\s+nearest\s+)?0\.(0*)1\b", text, re.IGNORECASE)  # "round to 0.001"
     unit = re.search(r"\(units?:\s*([^)]+?)\s*\)", text, re.IGNORECASE)
     return AnswerSpec(

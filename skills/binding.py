@@ -561,6 +561,8 @@ def _answer_differs(skill: Skill, query: str) -> str | None:
         return f"the question asks for {spec.unit}; the skill gives a value without a unit"
     if spec.unit and skill.output_type in ("str", "bool"):  # "volume in Å^3" is no crystal system's name
         return f"the question asks for a value in {spec.unit}; the skill gives a {skill.output_type}"
+    if spec.decimals and skill.output_type == "int":  # "the value as returned, to 4 d.p." of a guess the skill rounds
+        return f"the question asks for {spec.decimals} decimals; the skill gives an integer"
     kinds = {spec.output_type, skill.output_type}
     if "any" not in kinds and len(kinds) > 1 and kinds != {"int", "float"}:
         return f"the question asks for a {spec.output_type}; the skill gives a {skill.output_type}"

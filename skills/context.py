@@ -139,10 +139,11 @@ def _frames(word: str, acronyms: set[str], written: str = "", named: bool = Fals
 ALTERING = frozenset(
     "supercell slab surface film films layer layers monolayer strained doped defect defects melt melts molten liquid liquids "
     "amorphous glass glasses wire wires nanowire nanowires cluster clusters nanocluster nanoclusters nanoparticle nanoparticles "
-    "interface interfaces grain grains boundary boundaries vacancy vacancies divacancy divacancies".split()
+    "interface interfaces grain grains boundary boundaries vacancy vacancies divacancy divacancies double doubled doubling triple "
+    "tripled halve halved".split()
 )
-"""Ordinary words that make a crystal another thing (a surface, a melt, a defect): a skill that builds a crystal must explain
-them, however common."""
+"""Ordinary words that make a crystal another thing (a surface, a melt, a defect, a doubled cell): a skill that builds a
+crystal must explain them, however common."""
 _STRUCTURAL = ALTERING | frozenset(
     "cubic hexagonal tetragonal orthorhombic monoclinic triclinic trigonal rhombohedral structure structures phase phases "
     "polymorph polymorphs type lattice cell".split()

@@ -405,14 +405,17 @@ _EVERY_KIND = re.compile(
     re.IGNORECASE,
 )
 _LEFT_OUT = re.compile(
-    r"\b(?:not\s+counting|without\s+counting|leaving\s+out|leave\s+out|left\s+out|excluding|except\s+for|apart\s+from|omitting|neglecting|disregarding)\b",
+    r"\b(?:not\s+counting|without\s+counting|leaving\s+out|leave\s+out|left\s+out|excluding|except\s+for|apart\s+from|omitting|neglecting|disregarding)\b"
+    r"|\b(?:is|are)\s+not\s+(?:used|counted|included|considered)\b|\b(?:does|do)\s+not\s+count\b|\b(?:doesn't|don't)\s+count\b"
+    r"|\bwith\s+(?:zero|only|non-?zero)\s+\w+",
     re.IGNORECASE,
 )
 _RANKED = re.compile(
     r"\b(?:second|third|fourth|fifth)(?:[- ]\w+)?\b|\brunner[- ]up\b|\bnext[- ](?:strongest|largest|highest|most|nearest|brightest|smallest|lowest)\b"
-    r"|\b(?:just\s+|right\s+)?below\s+the\s+(?:most|strongest|largest|highest|brightest)\b",
+    r"|\b(?:just\s+|right\s+)?(?:below|behind|after)\s+the\s+(?:most|strongest|largest|highest|brightest|top)\b|\branks?\s+(?:just\s+|right\s+)?(?:below|behind|after)\b",
     re.IGNORECASE,
 )
+_SWITCHED_OFF = re.compile(r"\b(?:switched|turned|toggled|set)\s+off\b|\b(?:disabled?|deactivated?|switch\s+off|turn\s+off)\b", re.IGNORECASE)
 _PICKED = re.compile(r"\b[a-z]{3,}est\b|\bmost\s+[a-z]+", re.IGNORECASE)
 
 
@@ -420,7 +423,7 @@ def other_selection(verified: Sequence[str], query: str) -> str | None:
     """A selection of what is counted or picked that no verified question makes: every kind ("rings, aromatic or not"),
     some left out ("not counting the centring translations"), or a rank below the verified pick ("the runner-up peak")."""
     said = " ".join(verified)
-    for pattern, why in ((_EVERY_KIND, "of every kind"), (_LEFT_OUT, "with some left out"), (_RANKED, "at another rank")):
+    for pattern, why in ((_EVERY_KIND, "of every kind"), (_LEFT_OUT, "with some left out"), (_RANKED, "at another rank"), (_SWITCHED_OFF, "with a part switched off")):
         found = pattern.search(query)
         if found and not pattern.search(said) and (pattern is not _RANKED or _PICKED.search(said)):
             return f"the question asks {why} ({found.group()!r}), which no verified question of this skill does"

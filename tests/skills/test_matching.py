@@ -797,6 +797,14 @@ def test_side_remarks_prefaces_and_shorthand_bind_what_is_asked(skill, query, pa
         (AROMATIC, "How many rings, aromatic or not, does tetralin (SMILES c1ccc2c(c1)CCCC2) have according to RDKit?", "every kind"),
         (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å, not counting the centring translations?", "left out"),
         (XRD, "At what 2-theta angle (unit: degrees) is the runner-up in intensity among the Cu K-alpha powder diffraction peaks of fcc copper (a = 3.615 Å), computed with pymatgen?", "another rank"),
+        # a condition that leaves something out, after what it leaves out; a doubled cell; a rank said as "behind the top";
+        # a part of the method switched off; decimals of a value the skill rounds to an integer
+        (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for diamond silicon with a = 5.431 Å, if the conventional cell is not used?", "left out"),
+        (SYMMETRY_OPERATIONS, "How many symmetry operations with zero translation does spglib find for the conventional 8-atom cubic cell of diamond silicon with a = 5.431 Å?", "left out"),
+        (AROMATIC, "How many aromatic rings does naphthalene (SMILES c1ccc2ccccc2c1) have according to RDKit, if a fused ring does not count separately?", "left out"),
+        (XRD, "Using pymatgen's XRDCalculator with Cu K-alpha, where (2-theta, degrees) is the peak whose intensity ranks just behind the top one for fcc aluminium with a = 4.05 Å?", "another rank"),
+        (SMACT, "Does CsPbI3 pass SMACT's charge-neutrality test alone, with the electronegativity (Pauling) test switched off? Return true or false.", "switched off"),
+        (OXIDATION, "What oxidation state does pymatgen's oxi_state_guesses give for iron in magnetite, Fe3O4 (first guess)? Give the value as returned, to 4 d.p.", "4 decimals"),
         # a cell in atoms that is not the conventional cell of the structure named
         (SYMMETRY_OPERATIONS, "How many symmetry operations does spglib find for the 8-atom cubic cell of bcc iron (a = 2.866 Å)? Integer answer.", "not the conventional cell"),
         # the Materials Project's database is another source than its python library
