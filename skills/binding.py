@@ -440,16 +440,13 @@ _MILLER = re.compile(r"(?<![\w)])(?:\((?:\s*-?\d){3}\s*\)|\{(?:\s*-?\d){3}\s*\})
 """A lattice plane by its Miller indices: "the (200) reflection", "the {111} facets"."""
 
 
-def _part_of(skill: Skill, query: str, asked: list[Mention]) -> str | None:
+def _part_of(query: str, asked: list[Mention], vocabulary: frozenset[str]) -> str | None:
     """A part of a substance the question asks of ("titanium dioxide's metal", "alumina's cation") where the skill's words do
     not say what follows the possessive ("titanium dioxide's mass" they do)."""
-    vocabulary: frozenset[str] | None = None
     for mention in asked:
         after = re.match(r"(?:'s|’s|')\s+([A-Za-z][\w-]*)", query[mention.end :]) if mention.kind in ("name", "formula") else None
-        if after:
-            vocabulary = vocabulary if vocabulary is not None else _vocabulary(skill)
-            if not explains(vocabulary, after.group(1).lower()):
-                return f"the question asks for the {after.group(1)} of {mention.text}, which this skill was not verified on"
+        if after and not explains(vocabulary, after.group(1).lower()):
+            return f"the question asks for the {after.group(1)} of {mention.text}, which this skill was not verified on"
     return None
 
 
@@ -595,7 +592,7 @@ _INSTRUCTING = re.compile(
 """A clause that tells how to compute ("use the Murnaghan form"): never a remark to set aside."""
 
 
-def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str]) -> str | None:
+def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str], vocabulary: frozenset[str]) -> str | None:
     """Why what a question set aside may have been an input of this skill ("take a = 5.50 Å, which the paper got wrong,
     ignore that"): a number in a unit or after a word of one of its parameters, a substance where it takes one, an
     instruction, a technical word it was verified on ("relaxation is not needed"), or a word that can change what is
@@ -603,7 +600,6 @@ def _set_aside_input(remarks: list[str], skill: Skill, kinds: dict[str, str]) ->
     properties = skill.parameters.properties
     units = [p.unit for name, p in properties.items() if p.unit and kinds[name] != "entries"]
     cues = {stem(w.lower()) for name, p in properties.items() for w in [*name.split("_"), *(p.cue or [])] if not is_everyday(w)}
-    vocabulary = _vocabulary(skill)
     for remark in remarks:
         shown = f"the question sets aside {remark!r}"
         if _INSTRUCTING.search(remark):
@@ -630,7 +626,8 @@ def bind(skill: Skill, query: str) -> Binding:
     query, remarks = split_side_remarks(named_packages(joined_units(query)))  # "in electron volts": one unit, not "electron"
     properties = skill.parameters.properties
     kinds = {name: parameter_kind(prop) for name, prop in properties.items()}
-    aside = _set_aside_input(remarks, skill, kinds) if remarks else None
+    vocabulary = _vocabulary(skill)
+    aside = _set_aside_input(remarks, skill, kinds, vocabulary) if remarks else None
     if aside:
         raise BindingDeclined(aside)
     crystal = next((name for name, kind in kinds.items() if kind == "crystal"), None)
@@ -651,7 +648,7 @@ def bind(skill: Skill, query: str) -> Binding:
     naming |= {m.start for element, ion in named_by for m in asked if m.kind == "name" and m.text.lower() == ion and m.start > element.start}
     naming |= _in_systematic_names(query, asked)  # the pyridine of "3-[(2S)-1-methylpyrrolidin-2-yl]pyridine"
     naming |= found_crystal.taken if found_crystal is not None else set()  # "rock-salt KCl": the crystal's substance
-    other = _systematic_name_of_another(query, asked) or _other_file(skill, query) or _other_plane(skill, query) or _part_of(skill, query, asked)
+    other = _systematic_name_of_another(query, asked) or _other_file(skill, query) or _other_plane(skill, query) or _part_of(query, asked, vocabulary)
     if other:
         raise BindingDeclined(other)
     fresh = [m for m in asked if not _restating(m, asked, context) and (m.start, m.text) not in listing and m.start not in naming]
@@ -695,7 +692,6 @@ def bind(skill: Skill, query: str) -> Binding:
     differs = _answer_differs(skill, query)
     if differs:
         raise BindingDeclined(differs)
-    vocabulary = _vocabulary(skill)
     structure_params = [name for name, kind in kinds.items() if kind == "structure"]
     named = structure_mentions(query) if structure_params else []
     if named:  # "body-centred tetragonal" is a value of the skill's structure parameter
